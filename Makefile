@@ -1,0 +1,34 @@
+# Accelerator sizing service. `make help` lists the targets.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+WORKERS ?= 2
+THREADS ?= 4
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install the service with its test tools
+
+run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS)
+	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) $(BIN)/gunicorn --config deploy/gunicorn.conf.py
+
+test: $(STAMP) ## run the whole test suite
+	$(BIN)/python -m pytest
+
+clean: ## remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
