@@ -1,0 +1,56 @@
+"""Every default the service applies, with its value and why; each is reported back when used."""
+
+from dataclasses import dataclass
+
+from .units import GIB
+
+MODES = ("inference", "full_finetune", "lora", "qlora", "pretrain")
+TRAINING_MODES = ("full_finetune", "lora", "qlora", "pretrain")
+LANGS = ("en", "zh")
+
+
+@dataclass(frozen=True)
+class Default:
+    """A default value and the reason for it (quoted back to the caller in `assumptions`)."""
+
+    value: float | int | str
+    note: str
+
+
+MODE = Default("inference", "no mode given")
+PRECISION = Default("bf16", "half precision weights, the guide's default")
+QLORA_PRECISION = Default("int4", "QLoRA keeps the frozen base in 4-bit")
+CONTEXT_TOKENS = Default(4096, "tokens per sequence (prompt plus output) when none is given")
+BATCH_SIZE = Default(1, "one sequence at a time")
+MFU = Default(0.4, "guide: training utilisation (MFU) of about 40 %")
+DECODE_EFFICIENCY_SINGLE = Default(0.6, "guide: single-card decode reaches about 60 % of its ceiling")
+DECODE_EFFICIENCY_DEDICATED = Default(
+    0.7, "guide: several cards over a dedicated interconnect keep 70 %+ of the ideal"
+)
+DECODE_EFFICIENCY_PCIE = Default(0.5, "guide: several cards over PCIe keep about 50 % of the ideal")
+RUNTIME_OVERHEAD_BYTES_PER_CARD = Default(
+    1 * GIB, "per card: driver context, kernels and framework workspace (1 GiB)"
+)
+MEMORY_USABLE_FRACTION = Default(
+    0.9,
+    "share of card memory an engine can allocate; the rest goes to fragmentation and reserved"
+    " pools (guide section 6.1; vLLM's default gpu_memory_utilization is 0.9)",
+)
+GRADIENT_BYTES_PER_PARAM = Default(4, "guide: gradients synchronised in fp32 (7B -> 28 GB)")
+PRICE_PER_KWH = Default(0.7, "the guide's electricity price (0.7 per kWh)")
+CURRENCY = Default("CNY", "the guide's currency")
+PUE = Default(1.0, "no cooling or distribution overhead counted (PUE 1.0)")
+UTILIZATION = Default(1.0, "running at full rated power whenever on")
+HOURS_PER_DAY = Default(24, "running around the clock")
+MACHINES = Default(1, "one installation")
+YEARS = Default(3, "the guide's three-year horizon for data-centre equipment")
+LANG = Default("en", "summary language")
+
+# Guide section 1.1: consumer cards are built for "a few hours a day".
+CONSUMER_MAX_HOURS_PER_DAY = 8
+# Guide section 5.3: beyond 32 cards network and scheduling complexity rise steeply.
+CLUSTER_COMPLEXITY_CARDS = 32
+# Runs longer than this without ECC risk days lost to silent memory errors (guide 3.1).
+LONG_RUN_S_WITHOUT_ECC = 3 * 86_400
+# No answer is given for more cards than this.
+MAX_CARDS = 100_000

@@ -1,0 +1,165 @@
+"""The caller's inputs, as given (None: not given), and their resolution against defaults."""
+
+from dataclasses import dataclass, field
+
+from . import defaults as d
+from .catalog import PCIE_LINE_GB_PER_S, Card
+from .errors import InvalidInputError
+from .precision import Precision, get_precision
+from .units import GB, TERA
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A default or derived value the answer relies on, and why."""
+
+    name: str
+    value: float | int | str | bool
+    note: str
+
+
+@dataclass
+class Notes:
+    """What one answer assumed and what it warns about, collected while it is computed."""
+
+    assumptions: list[Assumption] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def use(self, name: str, given, default: d.Default):
+        """The given value, or the default (recorded as an assumption)."""
+        if given is not None:
+            return given
+        self.assume(name, default.value, default.note)
+        return default.value
+
+    def assume(self, name: str, value, note: str) -> None:
+        if not any(a.name == name for a in self.assumptions):
+            self.assumptions.append(Assumption(name, value, note))
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+
+@dataclass(frozen=True)
+class WorkloadInput:
+    mode: str | None = None
+    precision: str | None = None
+    kv_precision: str | None = None
+    context_tokens: int | None = None
+    batch_size: int | None = None
+    train_tokens: float | None = None
+    mfu: float | None = None
+    decode_efficiency: float | None = None
+    scaling_efficiency: float | None = None
+
+
+@dataclass(frozen=True)
+class HardwareInput:
+    card: Card
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class EnergyInput:
+    price_per_kwh: float | None = None
+    currency: str | None = None
+    pue: float | None = None
+    utilization: float | None = None
+    hours_per_day: float | None = None
+    years: float | None = None
+    machines: int | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A workload with every default applied."""
+
+    mode: str
+    precision: Precision
+    kv_precision: Precision
+    context_tokens: int
+    batch_size: int
+    train_tokens: float | None
+    mfu: float
+    decode_efficiency: float | None
+    scaling_efficiency: float | None
+
+    @property
+    def training(self) -> bool:
+        return self.mode in d.TRAINING_MODES
+
+
+_TRAINING_PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
+    """Apply the defaults to a workload and check the combination makes sense."""
+    mode = notes.use("mode", given.mode, d.MODE)
+    if mode not in d.MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(d.MODES)}", "workload.mode")
+    default_precision = d.QLORA_PRECISION if mode == "qlora" else d.PRECISION
+    precision = get_precision(notes.use("precision", given.precision, default_precision),
+                              "workload.precision")
+    if mode in ("full_finetune", "pretrain") and precision.name not in _TRAINING_PRECISIONS:
+        raise InvalidInputError(
+            f"{mode} trains in fp32, bf16 or fp16; {precision.name} weights are for inference,"
+            " LoRA or QLoRA",
+            "workload.precision",
+        )
+    kv_default = d.Default(
+        "fp32" if precision.name == "fp32" else "bf16",
+        "KV cache in half precision" if precision.name != "fp32" else "KV cache in fp32 like the weights",
+    )
+    kv_precision = get_precision(
+        notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
+    )
+    return Workload(
+        mode=mode,
+        precision=precision,
+        kv_precision=kv_precision,
+        context_tokens=notes.use("context_tokens", given.context_tokens, d.CONTEXT_TOKENS),
+        batch_size=notes.use("batch_size", given.batch_size, d.BATCH_SIZE),
+        train_tokens=given.train_tokens,
+        mfu=notes.use("mfu", given.mfu, d.MFU) if mode in d.TRAINING_MODES else d.MFU.value,
+        decode_efficiency=given.decode_efficiency,
+        scaling_efficiency=given.scaling_efficiency,
+    )
+
+
+def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -> float:
+    """The card's dense FLOP/s for the first of `keys` it lists, else a stated derivation.
+
+    Half precision missing but INT8 (or FP8) given: dense INT8/FP8 runs at twice dense half
+    precision on current tensor units, so half of it is used, and said.
+    """
+    for key in keys:
+        if key in card.dense_flops:
+            return card.dense_flops[key]
+    for key in ("bf16", "fp16"):
+        if key in card.dense_flops:
+            notes.assume(f"{field}.precision", key,
+                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used, which "
+                         f"overstates {keys[0]} compute" if keys[0] == "fp32" else
+                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used")
+            return card.dense_flops[key]
+    for key in ("int8", "fp8"):
+        if key in card.dense_flops:
+            value = card.dense_flops[key] / 2
+            notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
+                         f"{card.id}: no half-precision figure is given; derived as dense "
+                         f"{key.upper()} / 2")
+            return value
+    raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
+
+
+def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
+    """The card's link bandwidth; for a PCIe line card with no figure, the guide's 64 GB/s."""
+    if card.interconnect_bytes_per_s is not None:
+        return card.interconnect_bytes_per_s
+    if card.interconnect == "pcie":
+        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S,
+                     f"{card.id} gives no interconnect figure; the guide's PCIe figure for its"
+                     " line is used")
+        return PCIE_LINE_GB_PER_S * GB
+    return None
