@@ -1,0 +1,1 @@
+"""The HTTP layer: schemas, problem+json errors, strict JSON, and one blueprint per resource."""

@@ -1,0 +1,71 @@
+"""One error vocabulary: RFC 9457 problem+json, with an `errors` member naming each bad field."""
+
+import logging
+
+from flask import Flask, Response, json, request
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from ..sizing.errors import SizingError
+
+PROBLEM_MIME = "application/problem+json"
+log = logging.getLogger(__name__)
+
+
+def problem(status: int, title: str, detail: str, errors: list[dict] | None = None) -> Response:
+    """A problem+json response."""
+    body = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request.path,
+        "errors": errors or [],
+    }
+    return Response(json.dumps(body), status=status, mimetype=PROBLEM_MIME)
+
+
+def flatten_messages(messages, prefix: str = "") -> list[dict]:
+    """marshmallow's nested messages as a flat list of {field, message}, fields dotted."""
+    if isinstance(messages, dict):
+        out = []
+        for key, value in messages.items():
+            name = prefix if key == "_schema" else (f"{prefix}.{key}" if prefix else str(key))
+            out.extend(flatten_messages(value, name))
+        return out
+    if isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        return [{"field": prefix or "body", "message": m} for m in messages]
+    if isinstance(messages, list):
+        return [e for m in messages for e in flatten_messages(m, prefix)]
+    return [{"field": prefix or "body", "message": str(messages)}]
+
+
+def _validation(exc: ValidationError) -> Response:
+    errors = flatten_messages(exc.messages)
+    fields = ", ".join(sorted({e["field"] for e in errors}))
+    return problem(422, "Unprocessable Content", f"Invalid input: {fields}.", errors)
+
+
+def _sizing(exc: SizingError) -> Response:
+    return problem(422, "Unprocessable Content", exc.message,
+                   [{"field": exc.field or "body", "message": exc.message}])
+
+
+def _http(exc: HTTPException) -> Response:
+    response = problem(exc.code or 500, exc.name, exc.description or exc.name)
+    if exc.code == 405 and exc.valid_methods:
+        response.headers["Allow"] = ", ".join(exc.valid_methods)
+    return response
+
+
+def _unexpected(exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.path)
+    return problem(500, InternalServerError.name, "The server failed to answer; it has been logged.")
+
+
+def register_errors(app: Flask) -> None:
+    """Every error leaves as problem+json: validation 422, HTTP errors as they are, the rest 500."""
+    app.register_error_handler(ValidationError, _validation)
+    app.register_error_handler(SizingError, _sizing)
+    app.register_error_handler(HTTPException, _http)
+    app.register_error_handler(Exception, _unexpected)

@@ -1,0 +1,54 @@
+"""Strict JSON both ways: no NaN, Infinity or out-of-range numbers in, none out."""
+
+import json
+import math
+
+from flask import Request
+from flask.json.provider import DefaultJSONProvider
+from werkzeug.exceptions import BadRequest, UnsupportedMediaType
+
+
+class MalformedJSON(BadRequest):
+    """The body is not strict JSON (RFC 8259)."""
+
+    description = "The request body is not valid JSON."
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+def loads_strict(data: bytes | str):
+    """Parse JSON, refusing NaN, Infinity, numbers that overflow and absurd nesting."""
+    try:
+        return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise MalformedJSON("The request body nests too deeply.") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        # json.JSONDecodeError is a ValueError; so are integers over Python's digit limit.
+        raise MalformedJSON(f"The request body is not valid JSON: {exc}") from None
+
+
+def json_body(request: Request):
+    """The request's JSON body; 415 unless it is sent as JSON, 400 unless it is strict JSON."""
+    if not request.is_json:
+        raise UnsupportedMediaType("Send the body as application/json.")
+    return loads_strict(request.get_data(cache=False))
+
+
+class StrictJSONProvider(DefaultJSONProvider):
+    """Flask's JSON with allow_nan off: a non-finite number is a bug, never invalid output."""
+
+    ensure_ascii = False
+    sort_keys = False
+
+    def dumps(self, obj, **kwargs) -> str:
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)

@@ -1,0 +1,37 @@
+"""Operations endpoints: liveness, readiness and the contract itself."""
+
+from functools import cache
+from pathlib import Path
+
+from flask import Blueprint, Response
+
+from ..sizing.catalog import catalog, model_catalog
+
+bp = Blueprint("ops", __name__)
+
+SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+
+
+@cache
+def spec_text() -> str:
+    """openapi.yaml, the contract, read once from the project root."""
+    return SPEC_PATH.read_text(encoding="utf-8")
+
+
+@bp.get("/healthz")
+def healthz():
+    return {"status": "ok"}
+
+
+@bp.get("/readyz")
+def readyz():
+    # Ready once the catalog data and the contract load; both are cached after the first call.
+    catalog()
+    model_catalog()
+    spec_text()
+    return {"status": "ready"}
+
+
+@bp.get("/openapi.yaml")
+def openapi_yaml():
+    return Response(spec_text(), mimetype="application/yaml")

@@ -1,0 +1,49 @@
+"""The computing endpoints: parse with a schema, call the domain, dump with a schema."""
+
+from flask import Blueprint, request
+
+from ..sizing import estimate as domain
+from . import schemas as s
+from .jsonio import json_body
+
+bp = Blueprint("sizing", __name__)
+
+_estimate_in, _estimate_out = s.EstimateRequestSchema(), s.EstimateResponseSchema()
+_memory_in, _memory_out = s.MemoryRequestSchema(), s.MemoryResponseSchema()
+_throughput_in, _throughput_out = s.ThroughputRequestSchema(), s.ThroughputResponseSchema()
+_scaling_in, _scaling_out = s.ScalingRequestSchema(), s.ScalingResponseSchema()
+_cost_in, _cost_out = s.CostRequestSchema(), s.CostResponseSchema()
+
+
+@bp.post("/estimate")
+def estimate():
+    args = _estimate_in.load(json_body(request))
+    result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
+                             args.get("lang"))
+    return _estimate_out.dump(result)
+
+
+@bp.post("/memory")
+def memory():
+    args = _memory_in.load(json_body(request))
+    return _memory_out.dump(domain.memory(args["model"], args["workload"], args.get("hardware")))
+
+
+@bp.post("/throughput")
+def throughput():
+    args = _throughput_in.load(json_body(request))
+    return _throughput_out.dump(domain.throughput(args["model"], args["workload"], args["hardware"]))
+
+
+@bp.post("/scaling")
+def scaling():
+    args = _scaling_in.load(json_body(request))
+    return _scaling_out.dump(domain.scaling(args["model"], args["workload"], args["hardware"]))
+
+
+@bp.post("/cost")
+def cost():
+    args = _cost_in.load(json_body(request))
+    hardware = args.get("hardware")
+    power_w = domain.hardware_power_w(hardware) if hardware else args["power_w"]
+    return _cost_out.dump(domain.cost(power_w, args["energy"]))

@@ -1,0 +1,604 @@
+"""Request and response schemas, each named after its component in openapi.yaml.
+
+Requests are strict: unknown fields and wrong types (a number sent as "3.5", a bool as a
+number) are rejected, and every number has a physical range. Responses dump the domain's
+answers; floats are rounded to 12 significant digits so that 61320 does not read 61319.99999.
+"""
+
+import math
+from dataclasses import fields as dc_fields
+
+from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
+
+from ..sizing import defaults
+from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card, get_card, get_model
+from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
+from ..sizing.model import ModelSpec
+from ..sizing.precision import PRECISION_NAMES
+from ..sizing.units import GB, GIB, TERA, billions_to_count
+
+COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
+
+
+class StrictFloat(fields.Float):
+    """A JSON number (int or float), finite; never a string or a bool."""
+
+    default_error_messages = {"invalid": "Not a valid number.", "special": "Not a finite number."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid")
+        try:
+            number = float(value)
+        except OverflowError:
+            raise self.make_error("special") from None
+        if not math.isfinite(number):
+            raise self.make_error("special")
+        return number
+
+
+class StrictInteger(fields.Integer):
+    """A JSON integer; never a string, a bool or a float."""
+
+    def __init__(self, **kwargs):
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class StrictBoolean(fields.Boolean):
+    """A JSON true or false; never 0, 1 or "yes"."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class Num(fields.Float):
+    """A float in an answer, rounded to 12 significant digits."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return float(f"{value:.12g}")
+
+
+def _fail(message: str):
+    raise ValidationError(message)
+
+
+def _range(low=None, high=None, low_inclusive=True):
+    return validate.Range(min=low, max=high, min_inclusive=low_inclusive)
+
+
+def _positive(high):
+    return validate.Range(min=0, max=high, min_inclusive=False)
+
+
+_NAME = validate.Length(min=1, max=200)
+
+
+class _Strict(Schema):
+    class Meta:
+        unknown = "raise"
+
+
+# --- requests -----------------------------------------------------------------------------
+
+
+class ModelSpecSchema(_Strict):
+    """A model given by its size and, optionally, its architecture."""
+
+    params_billion = StrictFloat(required=True, validate=_positive(1e5))
+    active_params_billion = StrictFloat(validate=_positive(1e5))
+    layers = StrictInteger(validate=_range(1, 10_000))
+    hidden_size = StrictInteger(validate=_range(1, 1_000_000))
+    attention_heads = StrictInteger(validate=_range(1, 100_000))
+    kv_heads = StrictInteger(validate=_range(1, 100_000))
+    head_dim = StrictInteger(validate=_range(1, 100_000))
+    vocab_size = StrictInteger(validate=_range(1, 10_000_000))
+    name = fields.String(validate=_NAME)
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> ModelSpec:
+        active = data.get("active_params_billion")
+        return ModelSpec(
+            params=billions_to_count(data["params_billion"]),
+            active_params=None if active is None else billions_to_count(active),
+            layers=data.get("layers"),
+            hidden_size=data.get("hidden_size"),
+            attention_heads=data.get("attention_heads"),
+            kv_heads=data.get("kv_heads"),
+            head_dim=data.get("head_dim"),
+            vocab_size=data.get("vocab_size"),
+            name=data.get("name", "custom model"),
+        )
+
+
+class CardSpecSchema(_Strict):
+    """A card given by its figures instead of a catalog id."""
+
+    memory_gib = StrictFloat(required=True, validate=_positive(100_000))
+    bandwidth_gb_per_s = StrictFloat(required=True, validate=_range(0.001, 1_000_000))
+    dense_tflops = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(COMPUTE_PRECISIONS)),
+        values=StrictFloat(validate=_range(0.001, 1_000_000)),
+        required=True,
+        validate=lambda rates: len(rates) >= 1 or _fail("Give at least one dense rate."),
+    )
+    power_w = StrictFloat(required=True, validate=_positive(1_000_000))
+    interconnect_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
+    interconnect = fields.String(validate=validate.OneOf(INTERCONNECT_KINDS))
+    line = fields.String(required=True, validate=validate.OneOf(LINES))
+    ecc = StrictBoolean()
+    name = fields.String(validate=_NAME)
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> Card:
+        return custom_card(**data)
+
+
+class _OneOf(fields.Field):
+    """A catalog name (string) or an object described by `object_schema`.
+
+    In openapi.yaml: oneOf [string, $ref to the object's component].
+    """
+
+    object_schema: type[Schema]
+    default_error_messages = {"invalid": "Give a catalog name (string) or an object."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            if not 1 <= len(value) <= 200:
+                raise ValidationError("A name is 1 to 200 characters.")
+            return self.lookup(value)
+        if isinstance(value, dict):
+            return self.object_schema().load(value)
+        raise self.make_error("invalid")
+
+
+class ModelField(_OneOf):
+    object_schema = ModelSpecSchema
+
+    def lookup(self, name: str) -> ModelSpec:
+        return get_model(name, self.name or "model").spec
+
+
+class CardField(_OneOf):
+    object_schema = CardSpecSchema
+
+    def lookup(self, name: str) -> Card:
+        return get_card(name, "hardware.card")
+
+
+class WorkloadSpecSchema(_Strict):
+    """What the model is asked to do."""
+
+    mode = fields.String(validate=validate.OneOf(defaults.MODES))
+    precision = fields.String(validate=validate.Length(min=1, max=40))
+    kv_precision = fields.String(validate=validate.Length(min=1, max=40))
+    context_tokens = StrictInteger(validate=_range(1, 10_000_000))
+    batch_size = StrictInteger(validate=_range(1, 1_000_000))
+    train_tokens = StrictFloat(validate=_range(1, 1e16))
+    mfu = StrictFloat(validate=_range(0.01, 1))
+    decode_efficiency = StrictFloat(validate=_range(0.01, 1))
+    scaling_efficiency = StrictFloat(validate=_range(0.01, 1))
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> WorkloadInput:
+        return WorkloadInput(**data)
+
+
+class HardwareSpecSchema(_Strict):
+    """Which card, and how many (omitted: the least count that fits)."""
+
+    card = CardField(required=True)
+    count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> HardwareInput:
+        return HardwareInput(**data)
+
+
+class EnergySpecSchema(_Strict):
+    """Electricity price and how the installation runs."""
+
+    price_per_kwh = StrictFloat(validate=_range(0, 1_000_000))
+    currency = fields.String(validate=validate.Length(min=1, max=10))
+    pue = StrictFloat(validate=_range(1, 5))
+    utilization = StrictFloat(validate=_range(0, 1))
+    hours_per_day = StrictFloat(validate=_range(0, 24))
+    years = StrictFloat(validate=_range(0.01, 100))
+    machines = StrictInteger(validate=_range(1, 10_000_000))
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> EnergyInput:
+        return EnergyInput(**data)
+
+
+def _workload():
+    return fields.Nested(WorkloadSpecSchema, load_default=lambda: WorkloadInput())
+
+
+def _energy():
+    return fields.Nested(EnergySpecSchema, load_default=lambda: EnergyInput())
+
+
+class EstimateRequestSchema(_Strict):
+    model = ModelField(required=True)
+    workload = _workload()
+    hardware = fields.Nested(HardwareSpecSchema, required=True)
+    energy = _energy()
+    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+
+
+class MemoryRequestSchema(_Strict):
+    model = ModelField(required=True)
+    workload = _workload()
+    hardware = fields.Nested(HardwareSpecSchema)
+
+
+class ThroughputRequestSchema(_Strict):
+    model = ModelField(required=True)
+    workload = _workload()
+    hardware = fields.Nested(HardwareSpecSchema, required=True)
+
+
+class ScalingRequestSchema(_Strict):
+    model = ModelField(required=True)
+    workload = fields.Nested(WorkloadSpecSchema, required=True)
+    hardware = fields.Nested(HardwareSpecSchema, required=True)
+
+
+class CostRequestSchema(_Strict):
+    hardware = fields.Nested(HardwareSpecSchema)
+    power_w = StrictFloat(validate=_positive(1e9))
+    energy = _energy()
+
+    @validates_schema
+    def one_source_of_power(self, data, **kwargs):
+        if ("hardware" in data) == ("power_w" in data):
+            raise ValidationError("Give exactly one of hardware and power_w.", "power_w")
+
+
+# --- responses ----------------------------------------------------------------------------
+
+
+def _attrs(obj) -> dict:
+    """A frozen dataclass's fields as a shallow dict."""
+    return {f.name: getattr(obj, f.name) for f in dc_fields(obj)}
+
+
+class ProblemErrorSchema(Schema):
+    field = fields.String(required=True)
+    message = fields.String(required=True)
+
+
+class ProblemSchema(Schema):
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    instance = fields.String(required=True)
+    errors = fields.List(fields.Nested(ProblemErrorSchema), required=True)
+
+
+class AssumptionSchema(Schema):
+    name = fields.String(required=True)
+    value = fields.Raw(required=True)
+    note = fields.String(required=True)
+
+
+class ModelInfoSchema(Schema):
+    name = fields.String(required=True)
+    params = fields.Integer(required=True)
+    active_params = fields.Integer(required=True, allow_none=True)
+    layers = fields.Integer(required=True, allow_none=True)
+    kv_heads = fields.Integer(required=True, allow_none=True)
+    head_dim = fields.Integer(required=True, allow_none=True, attribute="resolved_head_dim")
+    source = fields.String(required=True)
+
+
+class CardInfoSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    line = fields.String(required=True)
+    tier = fields.String(required=True, allow_none=True)
+    memory_gib = Num(required=True)
+    bandwidth_gb_per_s = Num(required=True)
+    power_w = Num(required=True)
+
+    @pre_dump
+    def units(self, card: Card, **kwargs):
+        return {**_attrs(card), "memory_gib": card.memory_bytes / GIB,
+                "bandwidth_gb_per_s": card.bandwidth_bytes_per_s / GB}
+
+
+class MemoryComponentSchema(Schema):
+    name = fields.String(required=True)
+    bytes = fields.Integer(required=True)
+    note = fields.String(required=True)
+
+
+class MemoryBreakdownSchema(Schema):
+    weights_bytes = fields.Integer(required=True)
+    training_state_bytes = fields.Integer(required=True)
+    model_state_bytes = fields.Integer(required=True)
+    kv_cache_bytes = fields.Integer(required=True, allow_none=True)
+    kv_cache_bytes_per_token = fields.Integer(required=True, allow_none=True)
+    kv_cache_bytes_per_sequence = fields.Integer(required=True, allow_none=True)
+    activations_bytes = fields.Integer(required=True, allow_none=True)
+    runtime_overhead_bytes = fields.Integer(required=True)
+    total_bytes = fields.Integer(required=True)
+    total_gib = Num(required=True)
+    bytes_per_param = Num(required=True)
+    bytes_per_param_low = Num(required=True)
+    bytes_per_param_high = Num(required=True)
+    components = fields.List(fields.Nested(MemoryComponentSchema), required=True)
+
+    @pre_dump
+    def units(self, breakdown, **kwargs):
+        if isinstance(breakdown, dict):
+            return breakdown
+        return {**_attrs(breakdown), "total_gib": breakdown.total_bytes / GIB}
+
+
+class FitSchema(Schema):
+    card = fields.String(required=True, attribute="card_id")
+    count = fields.Integer(required=True)
+    count_given = fields.Boolean(required=True)
+    fits = fields.Boolean(required=True)
+    cards_needed = fields.Integer(required=True, allow_none=True)
+    card_memory_bytes = fields.Integer(required=True)
+    usable_bytes_per_card = fields.Integer(required=True)
+    need_bytes_per_card = fields.Integer(required=True)
+    free_bytes_per_card = fields.Integer(required=True)
+    total_bytes = fields.Integer(required=True)
+    max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
+    reason = fields.String(required=True)
+
+
+class ThroughputSchema(Schema):
+    cards = fields.Integer(required=True)
+    batch_size = fields.Integer(required=True)
+    compute_precision = fields.String(required=True)
+    peak_flops_per_s = Num(required=True)
+    bandwidth_bytes_per_s = Num(required=True)
+    ridge_flops_per_byte = Num(required=True)
+    arithmetic_intensity_flops_per_byte = Num(required=True)
+    attainable_flops_per_s = Num(required=True)
+    bound = fields.String(required=True)
+    bytes_per_step = fields.Integer(required=True)
+    flops_per_token = fields.Integer(required=True)
+    decode_efficiency = Num(required=True)
+    decode_tokens_per_s_ceiling = Num(required=True)
+    decode_tokens_per_s_expected = Num(required=True)
+    total_tokens_per_s_ceiling = Num(required=True)
+    total_tokens_per_s = Num(required=True)
+
+
+class TrainingSchema(Schema):
+    cards = fields.Integer(required=True)
+    train_tokens = Num(required=True, allow_none=True)
+    compute_flops = Num(required=True, allow_none=True)
+    peak_flops_per_s = Num(required=True)
+    mfu = Num(required=True)
+    scaling_efficiency = Num(required=True)
+    time_s_linear = Num(required=True, allow_none=True)
+    time_s = Num(required=True, allow_none=True)
+    time_days = Num(required=True, allow_none=True)
+    gradient_bytes = fields.Integer(required=True)
+    interconnect_bytes_per_s = Num(required=True, allow_none=True)
+    gradient_sync_s = Num(required=True, allow_none=True)
+    step_compute_s = Num(required=True)
+    step_time_s = Num(required=True, allow_none=True)
+
+
+class EnergySchema(Schema):
+    power_w = Num(required=True)
+    hours_per_day = Num(required=True)
+    utilization = Num(required=True)
+    pue = Num(required=True)
+    price_per_kwh = Num(required=True)
+    currency = fields.String(required=True)
+    machines = fields.Integer(required=True)
+    years = Num(required=True)
+    energy_kwh_per_day = Num(required=True)
+    energy_kwh_per_year = Num(required=True)
+    electricity_cost_per_day = Num(required=True)
+    electricity_cost_per_year = Num(required=True)
+    fleet_energy_kwh_per_year = Num(required=True)
+    fleet_electricity_cost_per_year = Num(required=True)
+    electricity_cost_over_years = Num(required=True)
+    fleet_electricity_cost_over_years = Num(required=True)
+
+
+def _assumptions():
+    return fields.List(fields.Nested(AssumptionSchema), required=True)
+
+
+def _warnings():
+    return fields.List(fields.String(), required=True)
+
+
+class MemoryResponseSchema(MemoryBreakdownSchema):
+    model = fields.Nested(ModelInfoSchema, required=True)
+    mode = fields.String(required=True)
+    precision = fields.String(required=True)
+    kv_precision = fields.String(required=True)
+    fit = fields.Nested(FitSchema, required=True, allow_none=True)
+    fits = fields.Boolean(required=True, allow_none=True)
+    cards_needed = fields.Integer(required=True, allow_none=True)
+
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+    @pre_dump
+    def units(self, result, **kwargs):
+        breakdown = result.breakdown
+        return {
+            **_attrs(breakdown),
+            "total_gib": breakdown.total_bytes / GIB,
+            "model": result.model,
+            "mode": result.workload.mode,
+            "precision": result.workload.precision.name,
+            "kv_precision": result.workload.kv_precision.name,
+            "fit": result.fit,
+            "fits": None if result.fit is None else result.fit.fits,
+            "cards_needed": None if result.fit is None else result.fit.cards_needed,
+            "assumptions": result.assumptions,
+            "warnings": result.warnings,
+        }
+
+
+class ThroughputResponseSchema(ThroughputSchema):
+    model = fields.Nested(ModelInfoSchema, required=True)
+    card = fields.Nested(CardInfoSchema, required=True)
+    precision = fields.String(required=True)
+    fit = fields.Nested(FitSchema, required=True)
+
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+    @pre_dump
+    def flatten(self, result, **kwargs):
+        return {**_attrs(result.throughput), "model": result.model, "card": result.card,
+                "precision": result.workload.precision.name, "fit": result.fit,
+                "assumptions": result.assumptions, "warnings": result.warnings}
+
+
+class ScalingPointSchema(Schema):
+    cards = fields.Integer(required=True)
+    scaling_efficiency = Num(required=True)
+    time_s = Num(required=True, allow_none=True)
+
+
+class ScalingResponseSchema(TrainingSchema):
+    model = fields.Nested(ModelInfoSchema, required=True)
+    card = fields.Nested(CardInfoSchema, required=True)
+    mode = fields.String(required=True)
+    curve = fields.List(fields.Nested(ScalingPointSchema), required=True)
+
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+    @pre_dump
+    def flatten(self, result, **kwargs):
+        return {**_attrs(result.training), "model": result.model, "card": result.card,
+                "mode": result.workload.mode, "curve": result.curve,
+                "assumptions": result.assumptions, "warnings": result.warnings}
+
+
+class CostResponseSchema(EnergySchema):
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+    @pre_dump
+    def flatten(self, result, **kwargs):
+        return {**_attrs(result.energy), "assumptions": result.assumptions,
+                "warnings": result.warnings}
+
+
+class EstimateResponseSchema(Schema):
+    model = fields.Nested(ModelInfoSchema, required=True)
+    card = fields.Nested(CardInfoSchema, required=True)
+    mode = fields.String(required=True)
+    precision = fields.String(required=True)
+    fits = fields.Boolean(required=True)
+    cards_needed = fields.Integer(required=True, allow_none=True)
+    bound = fields.String(required=True)
+    memory = fields.Nested(MemoryBreakdownSchema, required=True)
+    fit = fields.Nested(FitSchema, required=True)
+    throughput = fields.Nested(ThroughputSchema, required=True, allow_none=True)
+    training = fields.Nested(TrainingSchema, required=True, allow_none=True)
+    energy = fields.Nested(EnergySchema, required=True)
+    lang = fields.String(required=True)
+    summary = fields.String(required=True)
+
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+    @pre_dump
+    def flatten(self, result, **kwargs):
+        return {**_attrs(result), "mode": result.workload.mode,
+                "precision": result.workload.precision.name}
+
+
+class FigureSchema(Schema):
+    typical = Num(required=True, allow_none=True)
+    low = Num(required=True, allow_none=True)
+    high = Num(required=True, allow_none=True)
+    status = fields.String(required=True)
+    note = fields.String(required=True)
+
+
+class CardSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    kind = fields.String(required=True)
+    line = fields.String(required=True)
+    tier = fields.String(required=True, allow_none=True)
+    memory_gib = Num(required=True)
+    memory_type = fields.String(required=True, allow_none=True)
+    bandwidth_gb_per_s = Num(required=True)
+    dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
+    power_w = Num(required=True)
+    interconnect = fields.String(required=True)
+    interconnect_gb_per_s = Num(required=True, allow_none=True)
+    ecc = fields.Boolean(required=True)
+    source = fields.String(required=True)
+    notes = fields.String(required=True)
+    aliases = fields.List(fields.String(), required=True)
+    figures = fields.Dict(keys=fields.String(), values=fields.Nested(FigureSchema), required=True)
+
+    @pre_dump
+    def units(self, card: Card, **kwargs):
+        link = card.interconnect_bytes_per_s
+        return {
+            **_attrs(card),
+            "memory_gib": card.memory_bytes / GIB,
+            "bandwidth_gb_per_s": card.bandwidth_bytes_per_s / GB,
+            "dense_tflops": {k: v / TERA for k, v in card.dense_flops.items()},
+            "interconnect_gb_per_s": None if link is None else link / GB,
+            "figures": dict(card.figures),
+        }
+
+
+class CardListSchema(Schema):
+    count = fields.Integer(required=True)
+    cards = fields.List(fields.Nested(CardSchema), required=True)
+
+
+class ModelPresetSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    aliases = fields.List(fields.String(), required=True)
+    params = fields.Integer(required=True)
+    params_billion = Num(required=True)
+    active_params = fields.Integer(required=True, allow_none=True)
+    layers = fields.Integer(required=True, allow_none=True)
+    hidden_size = fields.Integer(required=True, allow_none=True)
+    attention_heads = fields.Integer(required=True, allow_none=True)
+    kv_heads = fields.Integer(required=True, allow_none=True)
+    head_dim = fields.Integer(required=True, allow_none=True)
+    vocab_size = fields.Integer(required=True, allow_none=True)
+    source = fields.String(required=True)
+    notes = fields.String(required=True)
+
+    @pre_dump
+    def flatten(self, preset, **kwargs):
+        return {**_attrs(preset.spec), "id": preset.id, "aliases": preset.aliases,
+                "params_billion": preset.spec.params / 1e9, "notes": preset.notes}
+
+
+class ModelListSchema(Schema):
+    count = fields.Integer(required=True)
+    models = fields.List(fields.Nested(ModelPresetSchema), required=True)
+
+
+class HealthSchema(Schema):
+    status = fields.String(required=True)
