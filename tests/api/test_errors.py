@@ -1,0 +1,137 @@
+"""Every error is problem+json with an `errors` member; bad input is never a 500."""
+
+import pytest
+
+from service.app import create_app
+
+PROBLEM = "application/problem+json"
+GOOD = {"model": {"params_billion": 7}, "hardware": {"card": "D-M"}}
+
+
+def raw(client, body: bytes | str, content_type="application/json", path="/estimate"):
+    return client.post(path, data=body, content_type=content_type)
+
+
+def assert_problem(response, status):
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == PROBLEM
+    body = response.get_json()
+    assert body["status"] == status
+    assert {"type", "title", "detail", "instance", "errors"} <= body.keys()
+    return body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{",
+        b'{"model": NaN}',
+        b'{"model": {"params_billion": NaN}, "hardware": {"card": "D-M"}}',
+        b'{"model": {"params_billion": Infinity}, "hardware": {"card": "D-M"}}',
+        b'{"model": {"params_billion": -Infinity}, "hardware": {"card": "D-M"}}',
+        b'{"model": {"params_billion": 1e400}, "hardware": {"card": "D-M"}}',
+        b'{"model": {"params_billion": ' + b"9" * 5000 + b'}, "hardware": {"card": "D-M"}}',
+        b"[" * 1000 + b"]" * 1000,
+        b'{"a": ' * 1000 + b"1" + b"}" * 1000,
+        b"\xff\xfe",
+        b"",
+    ],
+    ids=["truncated", "nan-top", "nan", "infinity", "minus-infinity", "1e400", "5000-digits",
+         "deep-array", "deep-object", "not-utf8", "empty"],
+)
+def test_malformed_json_is_400(client, body):
+    assert_problem(raw(client, body), 400)
+
+
+def test_wrong_content_type_is_415(client):
+    assert_problem(raw(client, "model=7", "application/x-www-form-urlencoded"), 415)
+    assert_problem(raw(client, '{"model": "x"}', "text/plain"), 415)
+
+
+def test_body_over_the_limit_is_413(client):
+    big = b'{"model": "' + b"x" * (2 << 20) + b'"}'
+    assert_problem(raw(client, big), 413)
+
+
+def test_unknown_path_is_404_and_wrong_method_405(client):
+    assert_problem(client.get("/nowhere"), 404)
+    response = client.get("/estimate")
+    body = assert_problem(response, 405)
+    assert "POST" in response.headers["Allow"] and body["errors"] == []
+
+
+def test_unknown_card_in_path_is_404(client):
+    body = assert_problem(client.get("/cards/gtx-9999"), 404)
+    assert "gtx-9999" in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"hardware": {"card": "D-M"}}, "model"),
+        ({"model": {"params_billion": "3.5"}, "hardware": {"card": "D-M"}}, "model.params_billion"),
+        ({"model": {"params_billion": True}, "hardware": {"card": "D-M"}}, "model.params_billion"),
+        ({"model": {"params_billion": 0}, "hardware": {"card": "D-M"}}, "model.params_billion"),
+        ({"model": {"params_billion": -7}, "hardware": {"card": "D-M"}}, "model.params_billion"),
+        ({"model": {"params_billion": 7, "layers": 3.5}, "hardware": {"card": "D-M"}}, "model.layers"),
+        ({"model": {"params_billion": 7, "colour": "red"}, "hardware": {"card": "D-M"}}, "model.colour"),
+        ({**GOOD, "extra": 1}, "extra"),
+        ({**GOOD, "workload": {"batch_size": "16"}}, "workload.batch_size"),
+        ({**GOOD, "workload": {"batch_size": 0}}, "workload.batch_size"),
+        ({**GOOD, "workload": {"context_tokens": 10**9}}, "workload.context_tokens"),
+        ({**GOOD, "workload": {"mode": "dreaming"}}, "workload.mode"),
+        ({**GOOD, "workload": {"precision": "fp5"}}, "workload.precision"),
+        ({**GOOD, "workload": {"mode": "full_finetune", "precision": "int4"}}, "workload.precision"),
+        ({**GOOD, "workload": {"mfu": 1.5}}, "workload.mfu"),
+        ({"model": {"params_billion": 7}, "hardware": {"card": "gtx-9999"}}, "hardware.card"),
+        ({"model": "no-such-model", "hardware": {"card": "D-M"}}, "model"),
+        ({"model": 7, "hardware": {"card": "D-M"}}, "model"),
+        ({"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 0}}, "hardware.count"),
+        ({"model": {"params_billion": 7}, "hardware": {"card": {"memory_gib": 24}}},
+         "hardware.card.bandwidth_gb_per_s"),
+        ({"model": {"params_billion": 7, "active_params_billion": 9}, "hardware": {"card": "D-M"}},
+         "model.active_params_billion"),
+        ({**GOOD, "energy": {"pue": 0.5}}, "energy.pue"),
+        ({**GOOD, "lang": "fr"}, "lang"),
+        ([], "body"),
+    ],
+)
+def test_invalid_input_is_422_naming_the_field(client, body, field):
+    problem = assert_problem(client.post("/estimate", json=body), 422)
+    assert field in {e["field"] for e in problem["errors"]}, problem["errors"]
+
+
+def test_cost_needs_exactly_one_source_of_power(client):
+    assert_problem(client.post("/cost", json={}), 422)
+    both = {"power_w": 100, "hardware": {"card": "D-M"}}
+    assert_problem(client.post("/cost", json=both), 422)
+
+
+def test_scaling_needs_train_tokens(client):
+    body = {"model": {"params_billion": 7}, "workload": {"mode": "pretrain"},
+            "hardware": {"card": "D-M"}}
+    problem = assert_problem(client.post("/scaling", json=body), 422)
+    assert problem["errors"][0]["field"] == "workload.train_tokens"
+
+
+def test_an_unexpected_failure_is_a_500_without_traceback():
+    app = create_app({"TESTING": False, "PROPAGATE_EXCEPTIONS": False})
+
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("secret internals")
+
+    response = app.test_client().get("/boom")
+    body = assert_problem(response, 500)
+    assert "secret" not in response.get_data(as_text=True)
+    assert "Traceback" not in body["detail"]
+
+
+def test_a_non_finite_answer_would_be_a_500_not_invalid_json():
+    app = create_app({"TESTING": False, "PROPAGATE_EXCEPTIONS": False})
+
+    @app.get("/nan")
+    def nan():
+        return {"x": float("nan")}
+
+    assert_problem(app.test_client().get("/nan"), 500)

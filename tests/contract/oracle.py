@@ -1,0 +1,43 @@
+"""apispec's converter as the oracle: what openapi.yaml's components must say of each schema."""
+
+import inspect
+
+import marshmallow
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+
+from service.api import schemas
+
+
+def component_name(schema) -> str:
+    cls = schema if isinstance(schema, type) else type(schema)
+    return cls.__name__.removesuffix("Schema")
+
+
+def _one_of(self, field, **kwargs) -> dict:
+    if isinstance(field, schemas._OneOf):
+        ref = f"#/components/schemas/{component_name(field.object_schema)}"
+        return {"oneOf": [{"type": "string"}, {"$ref": ref}]}
+    return {}
+
+
+def schema_classes() -> dict[str, type[marshmallow.Schema]]:
+    """Every public schema in service.api.schemas, by component name."""
+    return {
+        component_name(obj): obj
+        for name, obj in vars(schemas).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, marshmallow.Schema)
+        and obj.__module__ == schemas.__name__
+        and not name.startswith("_")
+    }
+
+
+def generated_components() -> dict[str, dict]:
+    """The components apispec derives from the marshmallow schemas."""
+    plugin = MarshmallowPlugin(schema_name_resolver=component_name)
+    spec = APISpec("oracle", "0", "3.1.0", plugins=[plugin])
+    plugin.converter.add_attribute_function(_one_of)
+    for name, cls in schema_classes().items():
+        spec.components.schema(name, schema=cls)
+    return spec.to_dict()["components"]["schemas"]

@@ -1,0 +1,103 @@
+"""The physics as properties: what must hold for every input, not only the worked examples."""
+
+import dataclasses
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.sizing import estimate as e
+from service.sizing.catalog import catalog, custom_card
+from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
+from service.sizing.model import ModelSpec
+
+MODES = ("inference", "full_finetune", "lora", "qlora", "pretrain")
+INFERENCE_PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
+
+
+@st.composite
+def models(draw):
+    heads = draw(st.integers(1, 128))
+    return ModelSpec(
+        params=draw(st.integers(10**6, 2 * 10**12)),
+        layers=draw(st.integers(1, 200)),
+        hidden_size=draw(st.integers(64, 32768)),
+        attention_heads=heads,
+        kv_heads=draw(st.integers(1, heads)),
+        head_dim=draw(st.integers(16, 512)),
+    )
+
+
+cards = st.one_of(
+    st.sampled_from(catalog().cards),
+    st.builds(
+        lambda mem, bw, tf, w, line, link: custom_card(
+            memory_gib=mem, bandwidth_gb_per_s=bw, dense_tflops={"bf16": tf}, power_w=w,
+            line=line, interconnect_gb_per_s=link),
+        st.floats(1, 1024), st.floats(1, 20_000), st.floats(1, 20_000), st.floats(1, 5_000),
+        st.sampled_from(("consumer", "workstation", "datacenter")),
+        st.one_of(st.none(), st.floats(1, 2_000)),
+    ),
+)
+
+
+def workloads(mode=None):
+    return st.builds(
+        WorkloadInput,
+        mode=st.sampled_from(MODES) if mode is None else st.just(mode),
+        context_tokens=st.integers(1, 1_000_000),
+        batch_size=st.integers(1, 4096),
+        train_tokens=st.one_of(st.none(), st.floats(1, 1e16)),
+    )
+
+
+@given(models(), st.sampled_from(MODES), st.integers(1, 512), st.integers(1, 512), st.integers(1, 8192))
+def test_memory_never_falls_as_batch_or_context_grows(model, mode, batch, more, context):
+    def total(b, c):
+        return e.memory(model, WorkloadInput(mode=mode, batch_size=b, context_tokens=c), None).breakdown.total_bytes
+
+    assert total(batch + more, context) >= total(batch, context)
+    assert total(batch, context + more) >= total(batch, context)
+
+
+@given(models(), cards, workloads("inference"), st.one_of(st.none(), st.integers(1, 64)))
+def test_decode_ceiling_is_never_below_the_expected_rate(model, card, workload, count):
+    answer = e.throughput(model, workload, HardwareInput(card, count)).throughput
+    assert answer.decode_tokens_per_s_ceiling >= answer.decode_tokens_per_s_expected > 0
+    assert answer.total_tokens_per_s_ceiling >= answer.total_tokens_per_s
+
+
+@given(st.floats(1, 1e6), st.floats(0.001, 100), st.floats(1, 10), st.floats(0, 24))
+def test_cost_is_linear_in_price(power_w, price, factor, hours):
+    def yearly(p):
+        return e.cost(power_w, EnergyInput(price_per_kwh=p, hours_per_day=hours)).energy.electricity_cost_per_year
+
+    assert math.isclose(yearly(price * factor), factor * yearly(price), rel_tol=1e-9, abs_tol=1e-9)
+
+
+@given(models(), cards, st.sampled_from(INFERENCE_PRECISIONS), st.integers(1, 16))
+def test_more_cards_never_need_more_memory_per_card(model, card, precision, count):
+    def per_card(n):
+        return e.memory(model, WorkloadInput(precision=precision), HardwareInput(card, n)).fit.need_bytes_per_card
+
+    assert per_card(count + 1) <= per_card(count)
+
+
+def _numbers(value):
+    if dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            yield from _numbers(getattr(value, f.name))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, float):
+        yield value
+
+
+@settings(max_examples=200)
+@given(models(), cards, workloads(), st.one_of(st.none(), st.integers(1, 100_000)),
+       st.sampled_from(("en", "zh")))
+def test_no_answer_field_is_nan_or_infinite(model, card, workload, count, lang):
+    result = e.estimate(model, workload, HardwareInput(card, count), EnergyInput(), lang)
+    assert all(math.isfinite(x) for x in _numbers(result))
+    assert result.summary

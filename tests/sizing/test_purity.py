@@ -1,0 +1,43 @@
+"""The domain is pure: no web framework, serialisation, metrics, network or process I/O."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+DOMAIN = Path(__file__).parents[2] / "service" / "sizing"
+FORBIDDEN = {
+    "flask", "werkzeug", "marshmallow", "prometheus_client", "gunicorn", "requests", "yaml",
+    "socket", "http", "urllib", "subprocess", "logging", "os", "sys", "pathlib", "io", "shutil",
+    "service.api",
+}
+# Reading the packaged catalog data once is the domain's only I/O, and it lives here.
+DATA_READERS = {"catalog.py": {"importlib", "tomllib"}}
+
+
+def _imports(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module or ""
+
+
+@pytest.mark.parametrize("path", sorted(DOMAIN.glob("*.py")), ids=lambda p: p.name)
+def test_domain_module_imports_nothing_impure(path):
+    tree = ast.parse(path.read_text())
+    for name in _imports(tree):
+        root = name.split(".")[0]
+        assert root not in FORBIDDEN and name not in FORBIDDEN, f"{path.name} imports {name}"
+        if root in {"importlib", "tomllib"}:
+            assert root in DATA_READERS.get(path.name, set()), f"{path.name} reads files"
+
+
+@pytest.mark.parametrize("path", sorted(DOMAIN.glob("*.py")), ids=lambda p: p.name)
+def test_domain_module_opens_no_file_and_prints_nothing(path):
+    calls = {
+        node.func.id
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert not calls & {"open", "print", "input", "exec", "eval"}
