@@ -1,4 +1,9 @@
 import pytest
+from hypothesis import settings
+
+# The properties are about physics, not speed: no per-example deadline on a loaded CI machine.
+settings.register_profile("sizing", deadline=None, print_blob=True)
+settings.load_profile("sizing")
 
 from service.app import create_app
 

@@ -110,6 +110,9 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
     """Decode roofline and tokens/s on the given cards (or the least count that fits)."""
     notes = Notes()
     resolved = resolve_workload(workload, notes)
+    if resolved.training:
+        raise InvalidInputError("throughput answers decode speed for inference; /scaling answers "
+                                "training time", "workload.mode")
     breakdown = memory_breakdown(model, resolved, notes)
     fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
     _fit_warnings(fit, hardware.card, notes)

@@ -138,10 +138,9 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
             return card.dense_flops[key]
     for key in ("bf16", "fp16"):
         if key in card.dense_flops:
+            caveat = ", which overstates fp32 compute" if keys[0] == "fp32" else ""
             notes.assume(f"{field}.precision", key,
-                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used, which "
-                         f"overstates {keys[0]} compute" if keys[0] == "fp32" else
-                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used")
+                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used{caveat}")
             return card.dense_flops[key]
     for key in ("int8", "fp8"):
         if key in card.dense_flops:

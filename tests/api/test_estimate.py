@@ -1,0 +1,113 @@
+"""The estimate's verdict, assumptions and warnings for the guide's situations."""
+
+import pytest
+from pytest import approx
+
+
+def estimate(client, **body):
+    response = client.post("/estimate", json=body)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def names(answer):
+    return {a["name"]: a for a in answer["assumptions"]}
+
+
+def test_every_default_applied_is_reported(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "D-M"})
+    assumed = names(answer)
+    for name in ("mode", "precision", "context_tokens", "batch_size", "decode_efficiency",
+                 "memory_usable_fraction", "runtime_overhead_bytes_per_card", "price_per_kwh"):
+        assert name in assumed and assumed[name]["note"], name
+
+
+def test_given_values_are_not_reported_as_assumptions(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "D-M", "count": 1},
+                      workload={"batch_size": 8, "context_tokens": 2048, "precision": "fp8"})
+    assert not {"batch_size", "context_tokens", "precision"} & names(answer).keys()
+
+
+def test_a_consumer_card_asked_to_run_around_the_clock_is_warned(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "C90"},
+                      energy={"hours_per_day": 24})
+    assert any("consumer card asked to run around the clock" in w for w in answer["warnings"])
+    quiet = estimate(client, model={"params_billion": 7}, hardware={"card": "C90"},
+                     energy={"hours_per_day": 4})
+    assert not any("around the clock" in w for w in quiet["warnings"])
+
+
+def test_a_large_consumer_training_run_collects_its_warnings(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "C90", "count": 64},
+                      workload={"mode": "full_finetune", "train_tokens": 1e12})
+    text = " ".join(answer["warnings"])
+    assert "more than 32 cards" in text
+    assert "without ECC" in text
+    assert "around the clock" in text
+    assert answer["training"]["time_days"] > 30 and answer["bound"] == "compute"
+
+
+def test_d_s_half_precision_is_derived_from_int8_and_said(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "D-S", "count": 1})
+    derived = names(answer)["compute.dense_tflops_half_precision"]
+    assert derived["value"] == approx(400) and "INT8" in derived["note"]
+
+
+def test_w_c_interconnect_falls_back_to_the_lines_pcie_figure_and_says_so(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "W-C", "count": 2},
+                      workload={"mode": "full_finetune", "train_tokens": 1e9})
+    assert names(answer)["interconnect_gb_per_s"]["value"] == 64
+    assert answer["training"]["gradient_sync_s"] == approx(28 / 64)
+
+
+def test_d_s_training_sync_is_not_invented(client):
+    answer = estimate(client, model={"params_billion": 1}, hardware={"card": "D-S", "count": 4},
+                      workload={"mode": "full_finetune", "train_tokens": 1e9})
+    assert answer["training"]["gradient_sync_s"] is None
+    assert any("no interconnect bandwidth" in w for w in answer["warnings"])
+
+
+def test_kv_cache_left_out_when_the_architecture_is_unknown_is_warned(client):
+    answer = estimate(client, model={"params_billion": 7}, hardware={"card": "D-M"})
+    assert answer["memory"]["kv_cache_bytes"] is None
+    assert any("KV cache not counted" in w for w in answer["warnings"])
+
+
+def test_max_concurrent_sequences_fill_the_room_beside_the_weights(client):
+    answer = estimate(client, model="llama-3.1-8b", hardware={"card": "D-M", "count": 1},
+                      workload={"context_tokens": 8192})
+    fit = answer["fit"]
+    per_sequence = answer["memory"]["kv_cache_bytes_per_sequence"]
+    room = fit["usable_bytes_per_card"] - 2**30 - answer["memory"]["weights_bytes"]
+    assert fit["max_concurrent_sequences"] == room // per_sequence
+
+
+@pytest.mark.parametrize(("lang", "phrase"), [("en", "fits on"), ("zh", "放得下")])
+def test_summary_in_both_languages(client, lang, phrase):
+    answer = estimate(client, model="llama-3.1-8b", hardware={"card": "W-A"}, lang=lang)
+    assert phrase in answer["summary"] and answer["lang"] == lang
+
+
+def test_moe_decode_reads_only_the_active_experts_at_batch_one(client):
+    dense = estimate(client, model={"params_billion": 46.7}, hardware={"card": "D-L", "count": 1})
+    moe = estimate(client, model="mixtral-8x7b", hardware={"card": "D-L", "count": 1})
+    assert moe["throughput"]["decode_tokens_per_s_ceiling"] > 3 * dense["throughput"]["decode_tokens_per_s_ceiling"]
+
+
+def test_throughput_refuses_training_modes(client):
+    response = client.post("/throughput", json={"model": {"params_billion": 7},
+                                                "workload": {"mode": "lora"},
+                                                "hardware": {"card": "D-M"}})
+    assert response.status_code == 422
+    assert response.get_json()["errors"][0]["field"] == "workload.mode"
+
+
+def test_catalog_endpoints(client):
+    cards = client.get("/cards").get_json()
+    assert cards["count"] == 10 == len(cards["cards"])
+    d_s = client.get("/cards/ds").get_json()
+    assert d_s["id"] == "D-S" and d_s["figures"]["dense_tflops.bf16"]["status"] == "missing"
+    models = client.get("/models").get_json()
+    assert models["count"] == len(models["models"]) >= 10
+    assert client.get("/models/Llama 3.1 70B Instruct").get_json()["id"] == "llama-3.1-70b"
+    assert client.get("/models/gpt-17").status_code == 404
