@@ -10,7 +10,11 @@ class ModelSpec:
     """A transformer's size and, where known, the shape its KV cache and activations follow.
 
     `params` counts every stored parameter (all experts of an MoE); `active_params` the
-    parameters one token passes through (None: dense, all of them).
+    parameters one token passes through (None: dense, all of them). `embedding_params` is the
+    input embedding table; with untied embeddings the output head is a second table of the
+    same size. `kv_values_per_layer` overrides 2 x kv_heads x head_dim per token and layer
+    (multi-head latent attention caches one compressed vector). `sliding_layers` of the
+    `layers` keep at most `sliding_window` tokens of KV cache.
     """
 
     params: int
@@ -23,13 +27,25 @@ class ModelSpec:
     vocab_size: int | None = None
     name: str = "custom model"
     source: str = "given by the caller"
+    embedding_params: int | None = None
+    tied_embeddings: bool | None = None
+    kv_values_per_layer: int | None = None
+    sliding_window: int | None = None
+    sliding_layers: int = 0
+    experts: int | None = None
+    experts_per_token: int | None = None
+    expert_params: int | None = None
+    attention: str | None = None
+    family: str | None = None
+    notes: str = ""
 
     def __post_init__(self) -> None:
         if self.params <= 0:
             raise InvalidInputError("params must be positive", "model.params_billion")
-        if self.active_params is not None and self.active_params > self.params:
+        if self.active_params is not None and not 0 < self.active_params <= self.params:
             raise InvalidInputError(
-                "active parameters cannot exceed total parameters", "model.active_params_billion"
+                "active parameters must be positive and at most the total parameters",
+                "model.active_params_billion",
             )
         if (
             self.kv_heads is not None
@@ -37,11 +53,17 @@ class ModelSpec:
             and self.kv_heads > self.attention_heads
         ):
             raise InvalidInputError("kv_heads cannot exceed attention_heads", "model.kv_heads")
+        if self.layers is not None and self.sliding_layers > self.layers:
+            raise InvalidInputError("more sliding-window layers than layers", "model.layers")
 
     @property
     def params_per_token(self) -> int:
         """Parameters each token is multiplied through (the active ones for an MoE)."""
         return self.active_params or self.params
+
+    @property
+    def is_moe(self) -> bool:
+        return self.active_params is not None and self.active_params < self.params
 
     @property
     def resolved_head_dim(self) -> int | None:
@@ -58,6 +80,25 @@ class ModelSpec:
         return self.kv_heads if self.kv_heads is not None else self.attention_heads
 
     @property
+    def kv_values_per_token_per_layer(self) -> int | None:
+        """Values cached per token and layer: 2 x kv_heads x head_dim, or the MLA latent."""
+        if self.kv_values_per_layer is not None:
+            return self.kv_values_per_layer
+        if self.resolved_kv_heads and self.resolved_head_dim:
+            return 2 * self.resolved_kv_heads * self.resolved_head_dim
+        return None
+
+    @property
     def has_kv_shape(self) -> bool:
-        """Whether layers, KV heads and head dimension are all known."""
-        return bool(self.layers and self.resolved_kv_heads and self.resolved_head_dim)
+        """Whether layers and the per-layer KV shape are known."""
+        return bool(self.layers and self.kv_values_per_token_per_layer)
+
+    @property
+    def decode_skipped_params(self) -> int:
+        """Parameters a decode step does not read: the input embedding table, when untied.
+
+        Each token looks up one row of it; the output head (a separate table) is read whole.
+        """
+        if self.embedding_params and self.tied_embeddings is False:
+            return self.embedding_params
+        return 0

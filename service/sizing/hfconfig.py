@@ -1,0 +1,293 @@
+"""A Hugging Face config.json as an architecture, with an exact parameter count.
+
+Supported families and what they add to the Llama pattern (embedding, per layer attention +
+gated MLP + norms, final norm, output head unless tied):
+  llama, mistral, qwen2 (q/k/v bias), qwen3 (q/k norms), gemma, gemma2 and gemma3_text
+  (four norms a layer, tied), phi3, mixtral (MoE), qwen2_moe (MoE + shared expert), qwen3_moe,
+  deepseek_v3 (multi-head latent attention + MoE with shared experts), gpt_oss (MoE with biases,
+  attention sinks). Anything else is refused with the list, never guessed.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import InvalidInputError
+from .model import ModelSpec
+
+FIELD = "model.hf_config"
+
+# Each family's transformers config class default for tie_word_embeddings.
+_TIED_DEFAULT = {
+    "llama": False, "mistral": False, "qwen2": False, "qwen3": False, "gemma": True,
+    "gemma2": True, "gemma3_text": True, "phi3": False, "mixtral": False, "qwen2_moe": False,
+    "qwen3_moe": False, "deepseek_v3": False, "gpt_oss": False,
+}
+SUPPORTED = tuple(_TIED_DEFAULT)
+_NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
+_QK_NORM = ("qwen3", "qwen3_moe", "gemma3_text")
+_QKV_BIAS = ("qwen2", "qwen2_moe")
+
+
+@dataclass(frozen=True)
+class _Counted:
+    total: int
+    active: int
+    expert: int
+
+
+class _Config:
+    """Typed reads of a config, each error naming the key."""
+
+    def __init__(self, raw: Mapping, prefix: str) -> None:
+        self.raw, self.prefix = raw, prefix
+
+    def _fail(self, key: str, message: str):
+        raise InvalidInputError(f"config {key}: {message}", f"{self.prefix}.{key}")
+
+    def int(self, key: str, default: int | None = None, required: bool = True) -> int | None:
+        value = self.raw.get(key, default)
+        if value is None:
+            if required:
+                self._fail(key, "is required for this model_type")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            self._fail(key, "must be a non-negative integer")
+        if value > 10**9:
+            self._fail(key, "is out of range")
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self._fail(key, "must be true or false")
+        return value
+
+
+def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> ModelSpec:
+    """The architecture a config.json describes; InvalidInputError for what it cannot read."""
+    notes = []
+    prefix = FIELD
+    vision = 0
+    if isinstance(raw.get("text_config"), Mapping):
+        text = raw["text_config"]
+        vision = _gemma3_vision(raw, text)
+        notes.append("multimodal config: the SigLIP vision encoder and projector "
+                     f"({vision / 1e9:.2f}B) are counted" if vision else
+                     "text model of a multimodal config; the vision encoder is not counted")
+        raw, prefix = text, f"{FIELD}.text_config"
+    model_type = raw.get("model_type")
+    if model_type not in _TIED_DEFAULT:
+        raise InvalidInputError(
+            f"config model_type {model_type!r} is not understood; supported: "
+            f"{', '.join(SUPPORTED)}", f"{prefix}.model_type")
+    c = _Config(raw, prefix)
+    hidden, layers = c.int("hidden_size"), c.int("num_hidden_layers")
+    heads, vocab = c.int("num_attention_heads"), c.int("vocab_size")
+    kv_heads = c.int("num_key_value_heads", heads)
+    if min(hidden, layers, heads, vocab, kv_heads) < 1 or heads % kv_heads:
+        raise InvalidInputError("config sizes must be positive and heads a multiple of KV heads",
+                                f"{prefix}.num_key_value_heads")
+    head_dim = c.int("head_dim", hidden // heads)
+    tied = c.bool("tie_word_embeddings", _TIED_DEFAULT[model_type])
+    counted = _count(model_type, c, hidden, layers, heads, kv_heads, head_dim)
+    embedding = vocab * hidden
+    total = counted.total + embedding * (1 if tied else 2) + vision
+    active = counted.active + embedding * (1 if tied else 2)
+    window, sliding = _sliding(model_type, c, layers)
+    moe = counted.expert > 0
+    return ModelSpec(
+        params=total,
+        active_params=active if moe else None,
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        vocab_size=vocab,
+        name=name,
+        source="counted from the config.json given",
+        embedding_params=embedding,
+        tied_embeddings=tied,
+        kv_values_per_layer=_mla_latent(c) if model_type == "deepseek_v3" else None,
+        sliding_window=window,
+        sliding_layers=sliding,
+        experts=_experts(model_type, c) if moe else None,
+        experts_per_token=_experts_per_token(c) if moe else None,
+        expert_params=counted.expert if moe else None,
+        attention=_attention_kind(model_type, heads, kv_heads),
+        family=model_type,
+        notes="; ".join(notes),
+    )
+
+
+def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
+    """Gemma 3's SigLIP vision tower and projector; 0 when the config has no such tower."""
+    vision = raw.get("vision_config")
+    if raw.get("model_type") != "gemma3" or not isinstance(vision, Mapping):
+        return 0
+    if vision.get("model_type") != "siglip_vision_model":
+        return 0
+    v = _Config(vision, f"{FIELD}.vision_config")
+    hidden, inter, layers = v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers")
+    patch, image = v.int("patch_size"), v.int("image_size")
+    if not patch:
+        raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
+    per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
+    embeddings = 3 * patch * patch * hidden + hidden + (image // patch) ** 2 * hidden
+    text_hidden = _Config(text, f"{FIELD}.text_config").int("hidden_size")
+    projector = hidden * text_hidden + hidden  # mm_input_projection and mm_soft_emb_norm
+    return layers * per_layer + embeddings + 2 * hidden + projector
+
+
+def _attention_kind(model_type: str, heads: int, kv_heads: int) -> str:
+    if model_type == "deepseek_v3":
+        return "mla"
+    return "mha" if kv_heads == heads else ("mqa" if kv_heads == 1 else "gqa")
+
+
+def _count(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim) -> _Counted:
+    """Parameters of the layers and the final norm (embeddings are added by the caller)."""
+    if model_type == "deepseek_v3":
+        attention = _mla_params(c, hidden, heads)
+    else:
+        attention = _attention_params(model_type, c, hidden, heads, kv_heads, head_dim)
+    norms = _NORMS_PER_LAYER.get(model_type, 2) * hidden
+    total = active = expert = 0
+    for index in range(layers):
+        mlp = _mlp(model_type, c, hidden, index)
+        total += attention + norms + mlp.total
+        active += attention + norms + mlp.active
+        expert += mlp.expert
+    return _Counted(total + hidden, active + hidden, expert)
+
+
+def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim) -> int:
+    q, kv = heads * head_dim, kv_heads * head_dim
+    params = hidden * q + 2 * hidden * kv + q * hidden
+    if model_type in _QKV_BIAS:
+        params += q + 2 * kv
+    elif c.bool("attention_bias", False):
+        params += q + 2 * kv + hidden
+    if model_type in _QK_NORM:
+        params += 2 * head_dim
+    if model_type == "gpt_oss":
+        params += heads  # one attention-sink logit per head
+    return params
+
+
+def _mla_params(c: _Config, hidden, heads) -> int:
+    """DeepSeek multi-head latent attention: low-rank q and a compressed, shared KV latent."""
+    q_rank = c.int("q_lora_rank", required=False)
+    kv_rank = c.int("kv_lora_rank")
+    nope, rope, v_dim = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim"), c.int("v_head_dim")
+    q_out = heads * (nope + rope)
+    q = hidden * q_out if q_rank is None else hidden * q_rank + q_rank + q_rank * q_out
+    kv = hidden * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v_dim)
+    return q + kv + heads * v_dim * hidden
+
+
+def _mla_latent(c: _Config) -> int:
+    """MLA caches the compressed KV latent plus the shared RoPE key per token and layer."""
+    return c.int("kv_lora_rank") + c.int("qk_rope_head_dim")
+
+
+def _gated(hidden: int, intermediate: int) -> int:
+    return 3 * hidden * intermediate
+
+
+def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
+    if model_type == "mixtral":
+        return _moe(c.int("num_local_experts"), c.int("num_experts_per_tok"),
+                    _gated(hidden, c.int("intermediate_size")), hidden, 0)
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        return _qwen_moe(model_type, c, hidden, index)
+    if model_type == "deepseek_v3":
+        return _deepseek_moe(c, hidden, index)
+    if model_type == "gpt_oss":
+        inter = c.int("intermediate_size")
+        expert = 2 * hidden * inter + 2 * inter + inter * hidden + hidden  # fused gate_up, biases
+        per_token = c.int("num_experts_per_tok", c.raw.get("experts_per_token"))
+        return _moe(c.int("num_local_experts"), per_token, expert, hidden, c.int("num_local_experts"))
+    dense = _gated(hidden, c.int("intermediate_size"))
+    if c.bool("mlp_bias", False):
+        dense += 2 * c.int("intermediate_size") + hidden
+    return _Counted(dense, dense, 0)
+
+
+def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: int,
+         shared: int = 0) -> _Counted:
+    if not 1 <= per_token <= experts:
+        raise InvalidInputError("config experts per token must be between 1 and the expert count",
+                                f"{FIELD}.num_experts_per_tok")
+    router = hidden * experts + router_bias
+    return _Counted(router + experts * expert + shared, router + per_token * expert + shared,
+                    experts * expert)
+
+
+def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
+    step = c.int("decoder_sparse_step", 1) or 1
+    dense_layers = c.raw.get("mlp_only_layers") or []
+    if not isinstance(dense_layers, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in dense_layers):
+        raise InvalidInputError("config mlp_only_layers must be a list of layer indices",
+                                f"{c.prefix}.mlp_only_layers")
+    if index in dense_layers or (index + 1) % step:
+        dense = _gated(hidden, c.int("intermediate_size"))
+        return _Counted(dense, dense, 0)
+    shared = 0
+    if model_type == "qwen2_moe":
+        shared = _gated(hidden, c.int("shared_expert_intermediate_size")) + hidden  # + gate
+    return _moe(c.int("num_experts"), c.int("num_experts_per_tok"),
+                _gated(hidden, c.int("moe_intermediate_size")), hidden, 0, shared)
+
+
+def _deepseek_moe(c: _Config, hidden, index) -> _Counted:
+    first_dense, freq = c.int("first_k_dense_replace", 0), c.int("moe_layer_freq", 1) or 1
+    if index < first_dense or index % freq:
+        dense = _gated(hidden, c.int("intermediate_size"))
+        return _Counted(dense, dense, 0)
+    expert = _gated(hidden, c.int("moe_intermediate_size"))
+    shared = c.int("n_shared_experts", 0) * expert
+    experts = c.int("n_routed_experts")
+    # The router has a score-correction bias per expert (e_score_correction_bias).
+    return _moe(experts, c.int("num_experts_per_tok"), expert, hidden, experts, shared)
+
+
+def _experts(model_type, c: _Config) -> int:
+    key = {"mixtral": "num_local_experts", "gpt_oss": "num_local_experts",
+           "deepseek_v3": "n_routed_experts"}.get(model_type, "num_experts")
+    return c.int(key)
+
+
+def _experts_per_token(c: _Config) -> int:
+    return c.int("num_experts_per_tok", c.raw.get("experts_per_token"))
+
+
+def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
+    """The sliding window and how many layers use it."""
+    layer_types = c.raw.get("layer_types")
+    window = c.int("sliding_window", required=False)
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != layers or not all(isinstance(t, str) for t in layer_types):
+            raise InvalidInputError("config layer_types must name one type per layer",
+                                    f"{c.prefix}.layer_types")
+        sliding = sum(t == "sliding_attention" for t in layer_types)
+    elif model_type == "gemma2":
+        sliding = (layers + 1) // 2  # even layers slide
+    elif model_type == "gemma3_text":
+        pattern = c.int("sliding_window_pattern", 6) or 6
+        sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
+    elif model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        if not c.bool("use_sliding_window", False):
+            return None, 0
+        sliding = max(0, layers - c.int("max_window_layers", layers))
+    elif model_type in ("mistral", "mixtral", "phi3"):
+        sliding = layers if window else 0
+    else:
+        return None, 0
+    if sliding and not window:
+        raise InvalidInputError("config has sliding-window layers but no sliding_window",
+                                f"{c.prefix}.sliding_window")
+    return (window, sliding) if sliding else (None, 0)
