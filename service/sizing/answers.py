@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from . import defaults as d
 from . import scaling as s
 from . import throughput as t
+from . import weights
 from .catalog import Card
 from .cost import electricity_cost, energy_kwh_per_day, per_year
 from .inputs import EnergyInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
@@ -29,6 +30,7 @@ class ThroughputAnswer:
     attainable_flops_per_s: float
     bound: str
     bytes_per_step: int
+    weights_read_bytes_per_step: int
     flops_per_token: int
     decode_efficiency: float
     decode_tokens_per_s_ceiling: float
@@ -54,11 +56,12 @@ def throughput_answer(
 ) -> ThroughputAnswer:
     """Tensor-parallel decode over `cards`: bandwidths and peaks add, weights read once a step."""
     peak = cards * compute_flops(card, workload.precision.compute_keys, notes, "compute")
+    read = _weights_read_bytes(model, workload, notes)
     bandwidth = cards * card.bandwidth_bytes_per_s
     roof = t.decode_roofline(
         bandwidth_bytes_per_s=bandwidth,
         peak_flops=peak,
-        weights_read_bytes=_weights_read_bytes(model, workload, breakdown, notes),
+        weights_read_bytes=read,
         kv_bytes_per_sequence=breakdown.kv_cache_bytes_per_sequence or 0,
         batch_size=workload.batch_size,
         flops_per_token=t.decode_flops_per_token(model.params_per_token),
@@ -76,6 +79,7 @@ def throughput_answer(
         attainable_flops_per_s=roof.attainable_flops_per_s,
         bound=roof.bound,
         bytes_per_step=roof.step_bytes,
+        weights_read_bytes_per_step=read,
         flops_per_token=t.decode_flops_per_token(model.params_per_token),
         decode_efficiency=efficiency,
         decode_tokens_per_s_ceiling=roof.total_tokens_per_s_ceiling / workload.batch_size,
@@ -92,19 +96,26 @@ def _compute_key(card: Card, workload: Workload) -> str:
     return "bf16"
 
 
-def _weights_read_bytes(
-    model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, notes: Notes
-) -> int:
-    """Weights read per decode step: all of them, or for an MoE the experts the batch touches.
-
-    An MoE step reads at most batch x active parameters' worth (capped at all the weights).
-    """
-    if model.active_params is None:
-        return breakdown.weights_bytes
-    notes.assume("moe_weights_read", "min(batch x active, all)",
-                 "an MoE decode step reads the experts its tokens route to, at most all of them")
-    active = round(model.active_params * workload.precision.bytes_per_value)
-    return min(breakdown.weights_bytes, workload.batch_size * active)
+def _weights_read_bytes(model: ModelSpec, workload: Workload, notes: Notes) -> int:
+    """Weight bytes a decode step reads, and an assumption saying which parameters those are."""
+    read = weights.decode_read_bytes(model, workload.precision, workload.batch_size)
+    if model.expert_params and model.experts and model.experts_per_token:
+        fraction = weights.expert_fraction_touched(
+            model.experts, model.experts_per_token, workload.batch_size)
+        notes.assume("decode_weights", "shared weights + routed experts",
+                     f"MoE: memory holds all {model.params / 1e9:.1f}B parameters; a decode step "
+                     f"reads the shared weights and the {fraction:.0%} of experts a batch of "
+                     f"{workload.batch_size} routes to ({model.experts_per_token} of "
+                     f"{model.experts} per token; {model.params_per_token / 1e9:.1f}B active)")
+    elif model.is_moe:
+        notes.assume("decode_weights", "min(batch x active, all)",
+                     f"MoE: memory holds all {model.params / 1e9:.1f}B parameters; decode reads "
+                     f"{model.params_per_token / 1e9:.1f}B active per sequence, at most all of them")
+    elif model.decode_skipped_params:
+        notes.assume("decode_weights", "all but the input embedding",
+                     "each token reads one row of the input embedding table, every other weight "
+                     "once per step")
+    return read
 
 
 @dataclass(frozen=True)

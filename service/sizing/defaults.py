@@ -19,7 +19,7 @@ class Default:
 
 MODE = Default("inference", "no mode given")
 PRECISION = Default("bf16", "half precision weights, the guide's default")
-QLORA_PRECISION = Default("int4", "QLoRA keeps the frozen base in 4-bit")
+QLORA_PRECISION = Default("nf4-dq", "QLoRA keeps the frozen base in NF4 with double quantisation")
 CONTEXT_TOKENS = Default(4096, "tokens per sequence (prompt plus output) when none is given")
 BATCH_SIZE = Default(1, "one sequence at a time")
 MFU = Default(0.4, "guide: training utilisation (MFU) of about 40 %")

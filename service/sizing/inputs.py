@@ -149,6 +149,11 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
                          f"{card.id}: no half-precision figure is given; derived as dense "
                          f"{key.upper()} / 2")
             return value
+    if "fp32" in card.dense_flops:
+        notes.assume(f"{field}.precision", "fp32",
+                     f"{card.id} lists no {keys[0]} or half-precision rate; its FP32 rate is used "
+                     "as a floor")
+        return card.dense_flops["fp32"]
     raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
 
 

@@ -42,6 +42,21 @@ def kv_cache_bytes_per_token(
     return round(2 * layers * kv_heads * head_dim * bytes_per_value)
 
 
+def kv_cache_bytes_per_sequence(
+    values_per_layer: int,
+    bytes_per_value: float,
+    layers: int,
+    context_tokens: int,
+    sliding_layers: int = 0,
+    sliding_window: int | None = None,
+) -> int:
+    """One sequence's KV cache: values x bytes x (full layers x context + sliding layers x
+    min(context, window)), in bytes."""
+    capped = min(context_tokens, sliding_window) if sliding_window else context_tokens
+    tokens = (layers - sliding_layers) * context_tokens + sliding_layers * capped
+    return round(values_per_layer * bytes_per_value * tokens)
+
+
 def kv_cache_bytes(bytes_per_token: int, context_tokens: int, batch_size: int) -> int:
     """KV bytes per token x tokens per sequence x sequences, in bytes."""
     return bytes_per_token * context_tokens * batch_size

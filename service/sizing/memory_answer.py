@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from . import defaults as d
 from . import memory as m
+from . import weights
 from .catalog import Card
 from .inputs import Notes, Workload
 from .model import ModelSpec
@@ -58,31 +59,40 @@ class FitAnswer:
     reason: str
 
 
-def _state_per_param(workload: Workload) -> tuple[tuple[tuple[str, float], ...], float, float]:
-    """Training-state bytes per parameter: the itemised typical, and the low and high totals."""
+def _training_components(model: ModelSpec, workload: Workload) -> tuple[list[Component], float, float]:
+    """Weights and training state by component, and the low and high bytes per parameter."""
+    params = model.params
     if workload.mode in ("full_finetune", "pretrain"):
         if workload.precision.name == "fp32":
             items = (("weights (fp32)", 4.0), ("gradients (fp32)", 4.0),
                      ("Adam m (fp32)", 4.0), ("Adam v (fp32)", 4.0))
-            return items, 16.0, 16.0
-        return m.FULL_FINETUNE_STATE, m.FULL_FINETUNE_BYTES_PER_PARAM, m.FULL_FINETUNE_BYTES_PER_PARAM_HIGH
-    if workload.mode in ("lora", "qlora"):
-        base = workload.precision.bytes_per_value
-        extra = m.LORA_BYTES_PER_PARAM - 2.0
-        extra_low = m.LORA_BYTES_PER_PARAM_LOW - 2.0
-        items = ((f"frozen base ({workload.precision.name})", base),
-                 ("adapters, their gradients and optimizer state, buffers", extra))
-        return items, base + extra_low, base + extra
-    return ((f"weights ({workload.precision.name})", workload.precision.bytes_per_value),), \
-        workload.precision.bytes_per_value, workload.precision.bytes_per_value
+            low = high = 16.0
+        else:
+            items = m.FULL_FINETUNE_STATE
+            low, high = m.FULL_FINETUNE_BYTES_PER_PARAM, m.FULL_FINETUNE_BYTES_PER_PARAM_HIGH
+        return [Component(name, m.weights_bytes(params, b), f"{b:g} B/param") for name, b in items], low, high
+    # LoRA and QLoRA: the frozen base in its format, plus the guide's 0.5-1 B/param for the
+    # adapters, their gradients and optimizer state, and buffers (2.5-3 B/param over bf16).
+    base = weights.weights_bytes(model, workload.precision)
+    extra_low, extra = m.LORA_BYTES_PER_PARAM_LOW - 2.0, m.LORA_BYTES_PER_PARAM - 2.0
+    components = [
+        Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
+        Component("adapters, their gradients and optimizer state, buffers",
+                  m.weights_bytes(params, extra), f"{extra:g} B/param (guide: LoRA 2.5-3 B/param)"),
+    ]
+    return components, base / params + extra_low, base / params + extra
 
 
 def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> MemoryBreakdown:
     """Weights, training state, KV cache, activations and runtime overhead, in bytes."""
-    items, low, high = _state_per_param(workload)
-    components = [Component(name, m.weights_bytes(model.params, b), f"{b:g} B/param")
-                  for name, b in items]
-    weights = components[0].bytes
+    if workload.training:
+        components, low, high = _training_components(model, workload)
+    else:
+        stored = weights.weights_bytes(model, workload.precision)
+        components = [Component(f"weights ({workload.precision.name})", stored, workload.precision.note)]
+        low = high = stored / model.params
+        _format_notes(model, workload, notes)
+    weights_total = components[0].bytes
     state = sum(c.bytes for c in components[1:])
     kv_token = kv_seq = kv = None
     activations: int | None = 0
@@ -99,22 +109,29 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> Memo
                                         "FlashAttention (34 x s x b x h per layer)"))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
     components.append(Component("runtime overhead", overhead, "per card"))
-    typical = sum(b for _, b in items)
     return MemoryBreakdown(
-        weights_bytes=weights,
+        weights_bytes=weights_total,
         training_state_bytes=state,
-        model_state_bytes=weights + state,
+        model_state_bytes=weights_total + state,
         kv_cache_bytes=kv,
         kv_cache_bytes_per_token=kv_token,
         kv_cache_bytes_per_sequence=kv_seq,
         activations_bytes=activations,
         runtime_overhead_bytes=overhead,
         total_bytes=sum(c.bytes for c in components),
-        bytes_per_param=typical,
+        bytes_per_param=(weights_total + state) / model.params,
         bytes_per_param_low=low,
         bytes_per_param_high=high,
         components=tuple(components),
     )
+
+
+def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
+    if workload.precision.keeps_embeddings and not model.embedding_params:
+        notes.assume("embedding_tables", "not known",
+                     f"{workload.precision.name} keeps embeddings and the output head in 16-bit; "
+                     "the model gives no vocab_size and hidden_size, so every weight is counted "
+                     "at the format's bits")
 
 
 def _kv(model: ModelSpec, workload: Workload, notes: Notes):
@@ -122,10 +139,19 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
         notes.warn("KV cache not counted: the model gives no layers, kv_heads and head_dim "
                    "(or hidden_size and attention_heads); the fit and speed ignore it")
         return None, None, None
-    per_token = m.kv_cache_bytes_per_token(
-        model.layers, model.resolved_kv_heads, model.resolved_head_dim,
-        workload.kv_precision.bytes_per_value)
-    per_sequence = per_token * workload.context_tokens
+    per_layer = model.kv_values_per_token_per_layer
+    bytes_per_value = workload.kv_precision.bytes_per_value
+    per_token = m.kv_cache_bytes_per_sequence(per_layer, bytes_per_value, model.layers, 1)
+    per_sequence = m.kv_cache_bytes_per_sequence(
+        per_layer, bytes_per_value, model.layers, workload.context_tokens,
+        model.sliding_layers, model.sliding_window)
+    if model.sliding_layers and workload.context_tokens > (model.sliding_window or 0):
+        notes.assume("sliding_window", model.sliding_window,
+                     f"{model.sliding_layers} of {model.layers} layers keep at most "
+                     f"{model.sliding_window} tokens of KV cache")
+    if model.attention == "mla":
+        notes.assume("kv_cache_layout", "mla latent",
+                     f"multi-head latent attention caches {per_layer} values per token and layer")
     return per_token, per_sequence, per_sequence * workload.batch_size
 
 

@@ -1,0 +1,56 @@
+"""Bytes of weights stored and read, by format: which parameters a format keeps in 16-bit,
+which an MoE decode step touches, and which a decode step skips."""
+
+from .model import ModelSpec
+from .precision import Precision
+
+SIXTEEN_BIT_BYTES = 2.0
+
+
+def embedding_table_params(model: ModelSpec) -> int:
+    """Parameters in the embedding table and, when untied, the output head (0 if unknown)."""
+    if not model.embedding_params:
+        return 0
+    return model.embedding_params * (1 if model.tied_embeddings else 2)
+
+
+def params_bytes(params: int, table_params: int, precision: Precision) -> int:
+    """Bytes of `params` parameters of which `table_params` are embedding or head tables.
+
+    Formats that keep those tables in 16-bit store them at 2 B; the rest at the format's
+    bits per weight, scales included.
+    """
+    table_bytes = SIXTEEN_BIT_BYTES if precision.keeps_embeddings else precision.bytes_per_value
+    return round((params - table_params) * precision.bytes_per_value + table_params * table_bytes)
+
+
+def weights_bytes(model: ModelSpec, precision: Precision) -> int:
+    """Every stored parameter (all experts) in the format, in bytes."""
+    return params_bytes(model.params, embedding_table_params(model), precision)
+
+
+def expert_fraction_touched(experts: int, per_token: int, batch_size: int) -> float:
+    """Expected share of an MoE layer's experts that a batch routes to: 1 - (1 - k/E)^batch.
+
+    Assumes uniform, independent routing; one sequence touches k of E.
+    """
+    return 1 - (1 - per_token / experts) ** batch_size
+
+
+def decode_read_bytes(model: ModelSpec, precision: Precision, batch_size: int) -> int:
+    """Weight bytes one decode step of `batch_size` sequences reads from memory.
+
+    Dense: every weight but the input embedding table (one row per token). MoE: the shared
+    weights and the experts the batch routes to. An MoE known only by its active parameter
+    count reads at most batch x active, never more than all of it.
+    """
+    head = model.embedding_params or 0  # the output head, or the tied table, is read whole
+    shared = model.params - model.decode_skipped_params
+    if model.expert_params and model.experts and model.experts_per_token:
+        fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
+        touched = shared - model.expert_params + round(fraction * model.expert_params)
+        return params_bytes(touched, head, precision)
+    if model.is_moe:
+        active = params_bytes(model.params_per_token, 0, precision)
+        return min(weights_bytes(model, precision), batch_size * active)
+    return params_bytes(shared, head, precision)
