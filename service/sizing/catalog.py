@@ -4,15 +4,17 @@ The data files are read once, on first use, from the package itself; lookups ign
 spaces and underscores, and accept each entry's aliases.
 """
 
+import difflib
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-from .errors import InvalidInputError, UnknownCardError, UnknownModelError
+from .errors import InvalidInputError, SizingError, UnknownCardError, UnknownModelError
+from .hfconfig import model_from_hf_config
 from .model import ModelSpec
 from .units import gb_per_s_to_bytes_per_s, gib_to_bytes, tflops_to_flops
 
@@ -70,6 +72,15 @@ class Card:
     notes: str = ""
     aliases: tuple[str, ...] = ()
     figures: Mapping[str, Figure] = field(default_factory=lambda: MappingProxyType({}))
+    vendor: str | None = None
+    form_factor: str | None = None
+    interconnect_name: str | None = None
+
+
+VENDORS = ("NVIDIA", "AMD", "Intel")
+_CARD_KEYS = {"id", "name", "vendor", "line", "tier", "form_factor", "memory_gib", "memory_type",
+              "bandwidth_gb_per_s", "power_w", "interconnect", "interconnect_name",
+              "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops"}
 
 
 def normalise_name(name: str) -> str:
@@ -126,6 +137,56 @@ def _tier_card(raw: Mapping) -> Card:
     )
 
 
+def _positive(raw: Mapping, key: str, where: str) -> float:
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{where}: {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") -> "Card":
+    """A real card from its data entry (grammar in data/cards.toml), checked as it is read."""
+    unknown = set(raw) - _CARD_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    for key in ("id", "name", "source"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ValueError(f"{where}: {key} is required")
+    if raw.get("line") not in LINES:
+        raise ValueError(f"{where}: line must be one of {LINES}")
+    if raw.get("interconnect") not in INTERCONNECT_KINDS:
+        raise ValueError(f"{where}: interconnect must be one of {INTERCONNECT_KINDS}")
+    if raw.get("tier") not in tiers:
+        raise ValueError(f"{where}: tier must be one of {sorted(tiers)}")
+    rates = raw.get("dense_tflops") or {}
+    if not rates:
+        raise ValueError(f"{where}: dense_tflops needs at least one precision")
+    dense = {k: tflops_to_flops(_positive(rates, k, f"{where}.dense_tflops")) for k in rates}
+    link = raw.get("interconnect_gb_per_s")
+    return Card(
+        id=raw["id"],
+        name=raw["name"],
+        kind="card",
+        line=raw["line"],
+        tier=raw["tier"],
+        memory_bytes=gib_to_bytes(_positive(raw, "memory_gib", where)),
+        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(_positive(raw, "bandwidth_gb_per_s", where)),
+        dense_flops=MappingProxyType(dense),
+        power_w=_positive(raw, "power_w", where),
+        interconnect=raw["interconnect"],
+        interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(
+            _positive(raw, "interconnect_gb_per_s", where)),
+        ecc=bool(raw.get("ecc", False)),
+        memory_type=raw.get("memory_type"),
+        source=raw["source"],
+        notes=raw.get("notes", ""),
+        aliases=tuple(raw.get("aliases", ())),
+        vendor=raw.get("vendor"),
+        form_factor=raw.get("form_factor"),
+        interconnect_name=raw.get("interconnect_name"),
+    )
+
+
 @dataclass(frozen=True)
 class Catalog:
     """All cards, in catalog order, with an index of every id and alias."""
@@ -138,13 +199,27 @@ class Catalog:
         card = self.index.get(normalise_name(name))
         if card is None:
             raise UnknownCardError(
-                f"unknown card {name!r}; GET /cards lists the catalog", field_name
+                f"unknown card {name!r}{_closest(name, self.index)}; GET /cards lists the catalog",
+                field_name,
             )
         return card
 
 
+def _closest(name: str, index: Mapping) -> str:
+    """'; closest: a, b, c' naming the entries whose ids or aliases are nearest to `name`."""
+    keys = difflib.get_close_matches(normalise_name(name), list(index), n=8, cutoff=0.6)
+    ids: list[str] = []
+    for key in keys:
+        entry_id = index[key].id
+        if entry_id not in ids:
+            ids.append(entry_id)
+    return f"; closest: {', '.join(ids[:3])}" if ids else ""
+
+
 def _index(entries, names) -> Mapping:
-    """Every id and alias, normalised, to its entry; a name claimed twice is a data error."""
+    """Every id and alias, normalised, to its entry; a name claimed twice is a data error.
+
+    Aliases that normalise to the entry's own id are fine; two entries sharing one is not."""
     index: dict = {}
     for entry in entries:
         for name in names(entry):
@@ -167,18 +242,24 @@ def _read_data(name: str) -> dict:
 
 @cache
 def catalog() -> Catalog:
-    """The packaged card catalog, read once."""
-    return build_catalog(tuple(_tier_card(raw) for raw in _read_data("tiers.toml")["tier"]))
+    """The packaged card catalog, read once: the guide's tiers, then real cards."""
+    tiers = tuple(_tier_card(raw) for raw in _read_data("tiers.toml")["tier"])
+    by_id = {t.id: t for t in tiers}
+    cards = tuple(real_card(raw, by_id, f"cards.toml card {i + 1} ({raw.get('id')})")
+                  for i, raw in enumerate(_read_data("cards.toml").get("card", [])))
+    return build_catalog(tiers + cards)
 
 
 @dataclass(frozen=True)
 class ModelPreset:
-    """A named model: its id, aliases and architecture."""
+    """A named model: its id, aliases, architecture, and the published parameter count."""
 
     id: str
     aliases: tuple[str, ...]
     spec: ModelSpec
     notes: str
+    published_params: int | None = None
+    published_params_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -191,7 +272,8 @@ class ModelCatalog:
         preset = self.index.get(normalise_name(name))
         if preset is None:
             raise UnknownModelError(
-                f"unknown model {name!r}; GET /models lists the presets, or give params_billion",
+                f"unknown model {name!r}{_closest(name, self.index)}; GET /models lists the "
+                "presets, or give params_billion or hf_config",
                 field_name,
             )
         return preset
@@ -199,29 +281,116 @@ class ModelCatalog:
 
 _ARCH_FIELDS = ("active_params", "layers", "hidden_size", "attention_heads", "kv_heads",
                 "head_dim", "vocab_size")
+_MODEL_KEYS = {"id", "name", "aliases", "source", "notes", "config", "config_source", "params",
+               "published_params", "published_params_source", "published_active_params",
+               "same_architecture_as", *_ARCH_FIELDS}
 
 
-def _preset(raw: Mapping) -> ModelPreset:
-    spec = ModelSpec(params=raw["params"], name=raw["name"], source=raw["source"],
-                     **{name: raw.get(name) for name in _ARCH_FIELDS})
+def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
+    """A preset from its data entry: a config.json (`config`) or architecture fields."""
+    unknown = set(raw) - _MODEL_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    for key in ("id", "name"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ValueError(f"{where}: {key} is required")
+    source = raw.get("config_source") or raw.get("source")
+    if not source:
+        raise ValueError(f"{where}: a source is required")
+    if isinstance(raw.get("config"), Mapping):
+        try:
+            spec = model_from_hf_config(raw["config"], raw["name"])
+        except SizingError as exc:
+            raise ValueError(f"{where}: {exc.message}") from None
+        spec = replace(spec, source=source, notes="; ".join(filter(None, (spec.notes, raw.get("notes")))))
+    else:
+        if not isinstance(raw.get("params"), int) or raw["params"] <= 0:
+            raise ValueError(f"{where}: params (a positive integer) or config is required")
+        spec = ModelSpec(params=raw["params"], name=raw["name"], source=source,
+                         notes=raw.get("notes", ""), **{k: raw.get(k) for k in _ARCH_FIELDS})
     return ModelPreset(id=raw["id"], aliases=tuple(raw.get("aliases", ())), spec=spec,
-                       notes=raw.get("notes", ""))
+                       notes=raw.get("notes", ""), published_params=raw.get("published_params"),
+                       published_params_source=raw.get("published_params_source", ""))
+
+
+def build_model_catalog(presets: tuple[ModelPreset, ...]) -> ModelCatalog:
+    return ModelCatalog(presets, _index(presets, lambda m: (m.id, m.spec.name, *m.aliases)))
+
+
+def _shared_configs(entries: list) -> list:
+    """Entries with `same_architecture_as` take that earlier entry's config under their own keys."""
+    configs: dict[str, Mapping] = {}
+    resolved = []
+    for raw in entries:
+        ref = raw.get("same_architecture_as")
+        if ref is not None:
+            if ref not in configs:
+                raise ValueError(f"model {raw.get('id')}: same_architecture_as {ref!r} is not an earlier preset")
+            raw = {**raw, "config": {**configs[ref], **raw.get("config", {})}}
+        if isinstance(raw.get("config"), Mapping):
+            configs[raw["id"]] = raw["config"]
+        resolved.append(raw)
+    return resolved
 
 
 @cache
 def model_catalog() -> ModelCatalog:
     """The packaged model presets, read once."""
-    presets = tuple(_preset(raw) for raw in _read_data("models.toml")["model"])
-    return ModelCatalog(presets, _index(presets, lambda m: (m.id, m.spec.name, *m.aliases)))
+    entries = _shared_configs(_read_data("models.toml")["model"])
+    return build_model_catalog(tuple(
+        model_preset(raw, f"models.toml model {i + 1} ({raw.get('id')})")
+        for i, raw in enumerate(entries)))
+
+
+@dataclass(frozen=True)
+class Price:
+    """A card's price, with where it comes from."""
+
+    amount: float
+    currency: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Catalogs:
+    """Everything a request may name: cards, model presets and card prices."""
+
+    cards: Catalog
+    models: ModelCatalog
+    prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def packaged_catalogs() -> Catalogs:
+    """The catalogs shipped with the service."""
+    return Catalogs(catalog(), model_catalog())
+
+
+def extend_catalogs(
+    base: Catalogs, cards: tuple[Card, ...], models: tuple[ModelPreset, ...],
+    prices: Mapping[str, Price],
+) -> Catalogs:
+    """`base` with cards and models added or replaced by id, and prices set.
+
+    A replaced entry's aliases go with it; a name still claimed twice is an error.
+    """
+    card_ids, model_ids = {c.id for c in cards}, {m.id for m in models}
+    merged_cards = tuple(c for c in base.cards.cards if c.id not in card_ids) + cards
+    merged_models = tuple(m for m in base.models.models if m.id not in model_ids) + models
+    card_catalog = build_catalog(merged_cards)
+    for card_id in prices:
+        card_catalog.get(card_id, "prices")
+    return Catalogs(card_catalog, build_model_catalog(merged_models),
+                    MappingProxyType({**base.prices, **{card_catalog.get(k).id: v
+                                                        for k, v in prices.items()}}))
 
 
 def get_model(name: str, field_name: str = "model") -> ModelPreset:
-    """Look a model preset up by id, name or alias."""
+    """Look a packaged model preset up by id, name or alias."""
     return model_catalog().get(name, field_name)
 
 
 def get_card(name: str, field_name: str = "card") -> Card:
-    """Look a card or tier up by id or alias."""
+    """Look a packaged card or tier up by id or alias."""
     return catalog().get(name, field_name)
 
 

@@ -1,8 +1,9 @@
 """The tiers as catalog data: figures, ranges, missing figures and lookups."""
 
 import pytest
+from pytest import approx
 
-from service.sizing.catalog import catalog, get_card, get_model, model_catalog
+from service.sizing.catalog import catalog, get_card, get_model, model_catalog, normalise_name
 from service.sizing.errors import SizingError, UnknownCardError, UnknownModelError
 from service.sizing.units import GB, GIB
 
@@ -88,3 +89,96 @@ def test_every_preset_has_a_source_and_a_kv_shape():
 def test_unknown_model_is_a_lookup_error():
     with pytest.raises(UnknownModelError):
         get_model("gpt-17")
+
+
+# --- real cards and model presets -------------------------------------------------------------
+
+REAL = [c for c in catalog().cards if c.kind == "card"]
+
+
+def test_at_least_thirty_real_cards_from_three_vendors():
+    assert len(REAL) >= 30
+    assert {c.vendor for c in REAL} == {"NVIDIA", "AMD", "Intel"}
+    assert {c.line for c in REAL} == {"consumer", "workstation", "datacenter"}
+
+
+@pytest.mark.parametrize("card", catalog().cards, ids=lambda c: c.id)
+def test_every_catalog_entry_has_a_source_and_positive_figures(card):
+    assert card.source.strip()
+    assert card.memory_bytes > 0 and card.bandwidth_bytes_per_s > 0 and card.power_w > 0
+    assert card.dense_flops and all(v > 0 for v in card.dense_flops.values())
+    assert card.interconnect_bytes_per_s is None or card.interconnect_bytes_per_s > 0
+    assert card.tier in TIERS
+
+
+@pytest.mark.parametrize("card", REAL, ids=lambda c: c.id)
+def test_real_card_ids_are_lowercase_with_dashes(card):
+    assert card.id == normalise_name(card.id)
+
+
+# Datasheet figures (dense; NVIDIA's "with sparsity" tensor figures halved), each pinned here.
+@pytest.mark.parametrize(
+    ("name", "memory_gib", "bandwidth_gb_per_s", "bf16_tflops", "power_w"),
+    [
+        ("RTX 4090", 24, 1008, 165.2, 450),  # GeForce: FP32-accumulate tensor rate
+        ("RTX 3090", 24, 936.2, 71.2, 350),
+        ("RTX 5090", 32, 1792, 209.5, 575),
+        ("RTX 6000 Ada Generation", 48, 960, 364, 300),
+        ("L4", 24, 300, 121, 72),
+        ("L40S", 48, 864, 362.05, 350),
+        ("A100 SXM4 80GB", 80, 2039, 312, 400),
+        ("H100 PCIe 80GB", 80, 2000, 756.5, 350),
+        ("H100 SXM5 80GB", 80, 3350, 989.5, 700),  # datasheet 1979 with sparsity
+        ("H200", 141, 4800, 989.5, 700),
+        ("B200", 180, 7700, 2250, 1000),
+        ("MI300X", 192, 5300, 1307.4, 750),  # AMD: 5.3 TB/s, not the aggregators' 10.3
+        ("Gaudi 3", 128, 3670, 1835, 900),
+    ],
+)
+def test_cards_pinned_to_their_datasheets(name, memory_gib, bandwidth_gb_per_s, bf16_tflops, power_w):
+    card = get_card(name)
+    assert card.memory_bytes == memory_gib * GIB
+    assert card.bandwidth_bytes_per_s == approx(bandwidth_gb_per_s * GB)
+    assert card.dense_flops["bf16"] == approx(bf16_tflops * 1e12)
+    assert card.power_w == power_w
+
+
+@pytest.mark.parametrize(("name", "card_id"), [
+    ("4090", "rtx-4090"), ("RTX 4090", "rtx-4090"), ("GeForce RTX 4090", "rtx-4090"),
+    ("H100 SXM5 80GB", "h100-sxm"), ("h100_sxm", "h100-sxm"), ("mi300x", "mi300x"),
+    ("Gaudi3", "gaudi-3"), ("RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell-ws"),
+])
+def test_card_aliases_people_type(name, card_id):
+    assert get_card(name).id == card_id
+
+
+def test_sparse_figures_are_halved_and_said():
+    assert "sparsity" in get_card("h100-sxm").notes
+
+
+def test_at_least_25_model_presets_across_families():
+    models = model_catalog().models
+    assert len(models) >= 25
+    assert {m.spec.family for m in models} >= {
+        "llama", "qwen2", "qwen3", "qwen3_moe", "mistral", "mixtral", "gemma2", "gemma3_text",
+        "deepseek_v3", "phi3", "gpt_oss"}
+
+
+def _tolerance(published: int) -> float:
+    # Rounded marketing figures (671B, 141B) are only as exact as their rounding.
+    return 5e-3 if published % 10**8 == 0 else 1e-3
+
+
+@pytest.mark.parametrize("preset", model_catalog().models, ids=lambda m: m.id)
+def test_preset_parameter_count_reproduces_the_published_total(preset):
+    assert preset.spec.source and preset.published_params_source
+    assert preset.spec.params == approx(preset.published_params, rel=_tolerance(preset.published_params))
+
+
+@pytest.mark.parametrize(("model_id", "kv_bytes_per_token"), [
+    ("llama-3.1-8b", 131_072), ("llama-2-7b", 524_288), ("llama-3.1-70b", 327_680),
+    ("deepseek-v3", 61 * 576 * 2), ("qwen2.5-72b", 327_680),
+])
+def test_preset_kv_cache_per_token_in_bf16(model_id, kv_bytes_per_token):
+    spec = get_model(model_id).spec
+    assert spec.kv_values_per_token_per_layer * 2 * spec.layers == kv_bytes_per_token
