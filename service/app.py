@@ -1,8 +1,9 @@
-"""create_app(): config -> JSON -> blueprints -> errors."""
+"""create_app(): config -> JSON -> catalogs -> blueprints -> errors."""
 
 from flask import Flask
 
 from .api import catalog, ops, resources
+from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
 
@@ -18,6 +19,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
+    init_catalogs(app)
     for blueprint in (resources.bp, catalog.bp, ops.bp):
         app.register_blueprint(blueprint)
     register_errors(app)

@@ -1,41 +1,56 @@
-"""The catalog endpoints: cards (tiers) and model presets."""
+"""The catalog endpoints: cards (the guide's tiers and real cards) and model presets."""
 
-from flask import Blueprint
+from flask import Blueprint, request
 from werkzeug.exceptions import NotFound
 
-from ..sizing.catalog import catalog, model_catalog
 from ..sizing.errors import UnknownCardError, UnknownModelError
+from ..sizing.units import GIB
 from . import schemas as s
+from .catalogs import current_catalogs
 
 bp = Blueprint("catalog", __name__)
 
-_card, _cards = s.CardSchema(), s.CardListSchema()
+_card, _cards, _query = s.CardSchema(), s.CardListSchema(), s._CardQuerySchema()
 _model, _models = s.ModelPresetSchema(), s.ModelListSchema()
+
+
+def _matches(card, query: dict) -> bool:
+    return (
+        query.get("line", card.line) == card.line
+        and query.get("kind", card.kind) == card.kind
+        and (query.get("vendor") is None or (card.vendor or "").lower() == query["vendor"].lower())
+        and (query.get("tier") is None or (card.tier or "").lower() == query["tier"].lower())
+        and card.memory_bytes >= query.get("min_memory_gib", 0) * GIB
+    )
 
 
 @bp.get("/cards")
 def list_cards():
-    cards = catalog().cards
-    return _cards.dump({"count": len(cards), "cards": cards})
+    query = _query.load(request.args.to_dict())
+    catalogs = current_catalogs()
+    cards = [c for c in catalogs.cards.cards if _matches(c, query)]
+    return _cards.dump({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})
 
 
 @bp.get("/cards/<card_id>")
 def get_card(card_id: str):
+    catalogs = current_catalogs()
     try:
-        return _card.dump(catalog().get(card_id))
+        card = catalogs.cards.get(card_id)
     except UnknownCardError as exc:
         raise NotFound(exc.message) from None
+    return _card.dump((card, catalogs.prices.get(card.id)))
 
 
 @bp.get("/models")
 def list_models():
-    models = model_catalog().models
+    models = current_catalogs().models.models
     return _models.dump({"count": len(models), "models": models})
 
 
-@bp.get("/models/<model_id>")
+@bp.get("/models/<path:model_id>")
 def get_model(model_id: str):
     try:
-        return _model.dump(model_catalog().get(model_id))
+        return _model.dump(current_catalogs().models.get(model_id))
     except UnknownModelError as exc:
         raise NotFound(exc.message) from None

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from flask import Blueprint, Response
 
-from ..sizing.catalog import catalog, model_catalog
+from .catalogs import current_catalogs
 
 bp = Blueprint("ops", __name__)
 
@@ -25,9 +25,8 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    # Ready once the catalog data and the contract load; both are cached after the first call.
-    catalog()
-    model_catalog()
+    # Ready once the catalogs (loaded at start) and the contract are in memory.
+    current_catalogs()
     spec_text()
     return {"status": "ready"}
 

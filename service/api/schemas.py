@@ -11,11 +11,13 @@ from dataclasses import fields as dc_fields
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
 
 from ..sizing import defaults
-from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card, get_card, get_model
+from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card
+from ..sizing.hfconfig import model_from_hf_config
 from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.model import ModelSpec
 from ..sizing.precision import PRECISION_NAMES
 from ..sizing.units import GB, GIB, TERA, billions_to_count
+from .catalogs import current_catalogs
 
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
 
@@ -142,13 +144,24 @@ class CardSpecSchema(_Strict):
         return custom_card(**data)
 
 
-class _OneOf(fields.Field):
-    """A catalog name (string) or an object described by `object_schema`.
+class HfConfigModelSchema(_Strict):
+    """A model given by its Hugging Face config.json."""
 
-    In openapi.yaml: oneOf [string, $ref to the object's component].
+    hf_config = fields.Dict(keys=fields.String(), required=True)
+    name = fields.String(validate=_NAME)
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> ModelSpec:
+        return model_from_hf_config(data["hf_config"], data.get("name", "model from config.json"))
+
+
+class _OneOf(fields.Field):
+    """A catalog name (string) or an object; `object_schemas` are tried by their marker key.
+
+    In openapi.yaml: oneOf [string, $ref to each object's component].
     """
 
-    object_schema: type[Schema]
+    object_schemas: tuple[tuple[str | None, type[Schema]], ...]
     default_error_messages = {"invalid": "Give a catalog name (string) or an object."}
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -157,22 +170,24 @@ class _OneOf(fields.Field):
                 raise ValidationError("A name is 1 to 200 characters.")
             return self.lookup(value)
         if isinstance(value, dict):
-            return self.object_schema().load(value)
+            for marker, schema in self.object_schemas:
+                if marker is None or marker in value:
+                    return schema().load(value)
         raise self.make_error("invalid")
 
 
 class ModelField(_OneOf):
-    object_schema = ModelSpecSchema
+    object_schemas = (("hf_config", HfConfigModelSchema), (None, ModelSpecSchema))
 
     def lookup(self, name: str) -> ModelSpec:
-        return get_model(name, self.name or "model").spec
+        return current_catalogs().models.get(name, "model").spec
 
 
 class CardField(_OneOf):
-    object_schema = CardSpecSchema
+    object_schemas = ((None, CardSpecSchema),)
 
     def lookup(self, name: str) -> Card:
-        return get_card(name, "hardware.card")
+        return current_catalogs().cards.get(name, "hardware.card")
 
 
 class WorkloadSpecSchema(_Strict):
@@ -373,6 +388,7 @@ class ThroughputSchema(Schema):
     attainable_flops_per_s = Num(required=True)
     bound = fields.String(required=True)
     bytes_per_step = fields.Integer(required=True)
+    weights_read_bytes_per_step = fields.Integer(required=True)
     flops_per_token = fields.Integer(required=True)
     decode_efficiency = Num(required=True)
     decode_tokens_per_s_ceiling = Num(required=True)
@@ -536,27 +552,38 @@ class FigureSchema(Schema):
     note = fields.String(required=True)
 
 
+class PriceSchema(Schema):
+    amount = Num(required=True)
+    currency = fields.String(required=True)
+    source = fields.String(required=True)
+
+
 class CardSchema(Schema):
     id = fields.String(required=True)
     name = fields.String(required=True)
     kind = fields.String(required=True)
+    vendor = fields.String(required=True, allow_none=True)
     line = fields.String(required=True)
     tier = fields.String(required=True, allow_none=True)
+    form_factor = fields.String(required=True, allow_none=True)
     memory_gib = Num(required=True)
     memory_type = fields.String(required=True, allow_none=True)
     bandwidth_gb_per_s = Num(required=True)
     dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
     power_w = Num(required=True)
     interconnect = fields.String(required=True)
+    interconnect_name = fields.String(required=True, allow_none=True)
     interconnect_gb_per_s = Num(required=True, allow_none=True)
     ecc = fields.Boolean(required=True)
+    price = fields.Nested(PriceSchema, required=True, allow_none=True)
     source = fields.String(required=True)
     notes = fields.String(required=True)
     aliases = fields.List(fields.String(), required=True)
     figures = fields.Dict(keys=fields.String(), values=fields.Nested(FigureSchema), required=True)
 
     @pre_dump
-    def units(self, card: Card, **kwargs):
+    def units(self, card_and_price, **kwargs):
+        card, price = card_and_price
         link = card.interconnect_bytes_per_s
         return {
             **_attrs(card),
@@ -565,7 +592,18 @@ class CardSchema(Schema):
             "dense_tflops": {k: v / TERA for k, v in card.dense_flops.items()},
             "interconnect_gb_per_s": None if link is None else link / GB,
             "figures": dict(card.figures),
+            "price": price,
         }
+
+
+class _CardQuerySchema(_Strict):
+    """GET /cards filters (query strings, so numbers arrive as text)."""
+
+    line = fields.String(validate=validate.OneOf(LINES))
+    kind = fields.String(validate=validate.OneOf(("tier", "card")))
+    vendor = fields.String(validate=validate.Length(min=1, max=40))
+    tier = fields.String(validate=validate.Length(min=1, max=10))
+    min_memory_gib = fields.Float(validate=_range(0, 100_000), allow_nan=False)
 
 
 class CardListSchema(Schema):
@@ -577,22 +615,39 @@ class ModelPresetSchema(Schema):
     id = fields.String(required=True)
     name = fields.String(required=True)
     aliases = fields.List(fields.String(), required=True)
+    family = fields.String(required=True, allow_none=True)
     params = fields.Integer(required=True)
     params_billion = Num(required=True)
     active_params = fields.Integer(required=True, allow_none=True)
+    published_params = fields.Integer(required=True, allow_none=True)
+    published_params_source = fields.String(required=True)
     layers = fields.Integer(required=True, allow_none=True)
     hidden_size = fields.Integer(required=True, allow_none=True)
     attention_heads = fields.Integer(required=True, allow_none=True)
     kv_heads = fields.Integer(required=True, allow_none=True)
     head_dim = fields.Integer(required=True, allow_none=True)
     vocab_size = fields.Integer(required=True, allow_none=True)
+    attention = fields.String(required=True, allow_none=True)
+    tied_embeddings = fields.Boolean(required=True, allow_none=True)
+    experts = fields.Integer(required=True, allow_none=True)
+    experts_per_token = fields.Integer(required=True, allow_none=True)
+    sliding_window = fields.Integer(required=True, allow_none=True)
+    sliding_layers = fields.Integer(required=True)
+    kv_cache_bytes_per_token_bf16 = fields.Integer(required=True, allow_none=True)
     source = fields.String(required=True)
     notes = fields.String(required=True)
 
     @pre_dump
     def flatten(self, preset, **kwargs):
-        return {**_attrs(preset.spec), "id": preset.id, "aliases": preset.aliases,
-                "params_billion": preset.spec.params / 1e9, "notes": preset.notes}
+        spec = preset.spec
+        per_layer = spec.kv_values_per_token_per_layer
+        return {**_attrs(spec), "id": preset.id, "aliases": preset.aliases,
+                "params_billion": spec.params / 1e9, "notes": preset.notes,
+                "head_dim": spec.resolved_head_dim, "kv_heads": spec.resolved_kv_heads,
+                "published_params": preset.published_params,
+                "published_params_source": preset.published_params_source,
+                "kv_cache_bytes_per_token_bf16":
+                    None if per_layer is None or spec.layers is None else per_layer * 2 * spec.layers}
 
 
 class ModelListSchema(Schema):

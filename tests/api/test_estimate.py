@@ -104,7 +104,7 @@ def test_throughput_refuses_training_modes(client):
 
 def test_catalog_endpoints(client):
     cards = client.get("/cards").get_json()
-    assert cards["count"] == 10 == len(cards["cards"])
+    assert cards["count"] == len(cards["cards"]) >= 40
     d_s = client.get("/cards/ds").get_json()
     assert d_s["id"] == "D-S" and d_s["figures"]["dense_tflops.bf16"]["status"] == "missing"
     models = client.get("/models").get_json()

@@ -16,8 +16,9 @@ def component_name(schema) -> str:
 
 def _one_of(self, field, **kwargs) -> dict:
     if isinstance(field, schemas._OneOf):
-        ref = f"#/components/schemas/{component_name(field.object_schema)}"
-        return {"oneOf": [{"type": "string"}, {"$ref": ref}]}
+        refs = [{"$ref": f"#/components/schemas/{component_name(schema)}"}
+                for _, schema in field.object_schemas]
+        return {"oneOf": [{"type": "string"}, *refs]}
     return {}
 
 

@@ -1,5 +1,6 @@
 """openapi.yaml is the contract: it validates, and the app's routes and schemas equal it."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ def _app_routes(app) -> set[tuple[str, str]]:
     for rule in app.url_map.iter_rules():
         if rule.endpoint == "static":
             continue
-        path = rule.rule.replace("<", "{").replace(">", "}")
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
         routes |= {(path, m.lower()) for m in rule.methods if m.lower() in METHODS}
     return routes
 

@@ -1,0 +1,25 @@
+"""The catalogs a running app answers from: the packaged ones, extended by an operator's file."""
+
+import os
+from pathlib import Path
+
+from flask import Flask, current_app
+
+from ..overlay import ENV_VAR, load_catalog_file
+from ..sizing.catalog import Catalogs, packaged_catalogs
+
+_KEY = "sizing.catalogs"
+
+
+def init_catalogs(app: Flask) -> None:
+    """Load the catalogs once, at start; a bad operator file raises and stops the service."""
+    path = app.config.get("CATALOG_FILE") or os.environ.get(ENV_VAR)
+    catalogs = packaged_catalogs()
+    if path:
+        catalogs = load_catalog_file(Path(path), catalogs)
+        app.logger.info("catalog extended from %s", path)
+    app.extensions[_KEY] = catalogs
+
+
+def current_catalogs() -> Catalogs:
+    return current_app.extensions[_KEY]

@@ -1,0 +1,97 @@
+"""An operator's catalog file: cards, models and negotiated prices added without a release.
+
+The file is YAML, named by the SIZING_CATALOG_FILE environment variable (in Kubernetes,
+mounted from a ConfigMap). It is read and checked once at start; a bad file stops the
+service with a message naming the file and line, rather than serving wrong numbers.
+
+    cards:            # each entry in the grammar of service/sizing/data/cards.toml
+      - id: h100-sxm-lab
+        ...
+    models:           # each entry in the grammar of service/sizing/data/models.toml
+      - id: our-model
+        name: Our Model 8B
+        config_source: internal registry
+        config: {model_type: llama, hidden_size: 4096, ...}
+    prices:           # card id or alias -> price
+      h100-sxm: {amount: 25000, currency: USD, source: "2026 framework contract"}
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from .sizing.catalog import Catalogs, Price, extend_catalogs, model_preset, real_card
+from .sizing.errors import SizingError
+
+ENV_VAR = "SIZING_CATALOG_FILE"
+_SECTIONS = ("cards", "models", "prices")
+
+
+class CatalogFileError(ValueError):
+    """The operator's catalog file cannot be used; the message names the file and line."""
+
+
+def _lines(node: yaml.Node) -> dict[str, list[int]]:
+    """For each top-level section, the 1-based line of each of its entries."""
+    out: dict[str, list[int]] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            items = value.value if isinstance(value, (yaml.SequenceNode, yaml.MappingNode)) else []
+            out[key.value] = [(item[0] if isinstance(item, tuple) else item).start_mark.line + 1
+                              for item in items]
+    return out
+
+
+def _load(path: Path) -> tuple[dict, dict[str, list[int]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text) or {}
+    except OSError as exc:
+        raise CatalogFileError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise CatalogFileError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, Mapping) or set(data) - set(_SECTIONS):
+        raise CatalogFileError(f"{path}:1: the file is a mapping of {', '.join(_SECTIONS)}")
+    return dict(data), _lines(node)
+
+
+def _price(raw, where: str) -> Price:
+    if not isinstance(raw, Mapping) or set(raw) - {"amount", "currency", "source"}:
+        raise ValueError(f"{where}: a price is {{amount, currency, source}}")
+    amount = raw.get("amount")
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount > 0:
+        raise ValueError(f"{where}: amount must be a positive number")
+    if not all(isinstance(raw.get(k), str) and raw[k].strip() for k in ("currency", "source")):
+        raise ValueError(f"{where}: currency and source are required")
+    return Price(float(amount), raw["currency"], raw["source"])
+
+
+def load_catalog_file(path: Path, base: Catalogs) -> Catalogs:
+    """`base` extended by the operator's file; CatalogFileError naming the line if it is bad."""
+    data, lines = _load(path)
+
+    def at(section: str, index: int) -> str:
+        line = lines.get(section, [])
+        return f"{path}:{line[index] if index < len(line) else '?'}: {section}[{index}]"
+
+    tiers = {c.id: c for c in base.cards.cards if c.kind == "tier"}
+    try:
+        cards = tuple(real_card(raw, tiers, at("cards", i)) if isinstance(raw, Mapping)
+                      else _not_mapping(at("cards", i)) for i, raw in enumerate(data.get("cards") or []))
+        models = tuple(model_preset(raw, at("models", i)) if isinstance(raw, Mapping)
+                       else _not_mapping(at("models", i)) for i, raw in enumerate(data.get("models") or []))
+        prices = {str(k): _price(v, at("prices", i))
+                  for i, (k, v) in enumerate((data.get("prices") or {}).items())}
+        return extend_catalogs(base, cards, models, prices)
+    except SizingError as exc:
+        raise CatalogFileError(f"{path}: prices: {exc.message}") from None
+    except (ValueError, TypeError) as exc:
+        raise CatalogFileError(str(exc)) from None
+
+
+def _not_mapping(where: str):
+    raise ValueError(f"{where}: each entry is a mapping")
