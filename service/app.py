@@ -1,21 +1,31 @@
-"""create_app(): config -> JSON -> catalogs -> blueprints -> errors."""
+"""create_app(): config -> JSON -> catalogs -> blueprints -> errors -> security -> metrics -> logs."""
 
-from flask import Flask
+import os
+import time
+
+from flask import Flask, request
 
 from .api import catalog, ops, resources
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
+from .logs import init_access_log
+from .metrics import init_metrics
+from .security import init_security
 
 # Sizing requests are small; a batch of a thousand items stays well under this.
 MAX_BODY_BYTES = 1 << 20
+# The shutdown tests hold requests open with this header; the service honours it only when
+# SIZING_TEST_DELAY is set, which no deployment does.
+TEST_DELAY_HEADER = "X-Test-Delay-Ms"
 
 
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
     app.json_provider_class = StrictJSONProvider
     app.json = StrictJSONProvider(app)
-    app.config.from_mapping(MAX_CONTENT_LENGTH=MAX_BODY_BYTES)
+    app.config.from_mapping(MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
+                            TEST_DELAY=os.environ.get("SIZING_TEST_DELAY") == "1")
     if test_config:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
@@ -23,4 +33,15 @@ def create_app(test_config: dict | None = None) -> Flask:
     for blueprint in (resources.bp, catalog.bp, ops.bp):
         app.register_blueprint(blueprint)
     register_errors(app)
+    init_metrics(app)
+    init_security(app)
+    init_access_log(app)
+    if app.config["TEST_DELAY"]:
+        app.before_request(_test_delay)
     return app
+
+
+def _test_delay() -> None:
+    delay_ms = request.headers.get(TEST_DELAY_HEADER, "")
+    if delay_ms.isdigit():
+        time.sleep(min(int(delay_ms), 10_000) / 1e3)

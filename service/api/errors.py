@@ -6,6 +6,7 @@ from flask import Flask, Response, json, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from ..security import request_id
 from ..sizing.errors import SizingError
 
 PROBLEM_MIME = "application/problem+json"
@@ -21,6 +22,7 @@ def problem(status: int, title: str, detail: str, errors: list[dict] | None = No
         "detail": detail,
         "instance": request.path,
         "errors": errors or [],
+        "request_id": request_id(),
     }
     return Response(json.dumps(body), status=status, mimetype=PROBLEM_MIME)
 
@@ -55,6 +57,8 @@ def _http(exc: HTTPException) -> Response:
     response = problem(exc.code or 500, exc.name, exc.description or exc.name)
     if exc.code == 405 and exc.valid_methods:
         response.headers["Allow"] = ", ".join(exc.valid_methods)
+    if exc.code == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="sizing"'
     return response
 
 

@@ -1,5 +1,6 @@
 """Operations endpoints: liveness, readiness and the contract itself."""
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -14,8 +15,9 @@ SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 
 @cache
 def spec_text() -> str:
-    """openapi.yaml, the contract, read once from the project root."""
-    return SPEC_PATH.read_text(encoding="utf-8")
+    """openapi.yaml, the contract, read once: SIZING_OPENAPI_PATH (the container image sets
+    it), else the project root."""
+    return Path(os.environ.get("SIZING_OPENAPI_PATH") or SPEC_PATH).read_text(encoding="utf-8")
 
 
 @bp.get("/healthz")

@@ -2,6 +2,7 @@
 
 from flask import Blueprint, request
 
+from ..metrics import count_estimate
 from ..sizing import estimate as domain
 from . import schemas as s
 from .jsonio import json_body
@@ -20,25 +21,33 @@ def estimate():
     args = _estimate_in.load(json_body(request))
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              args.get("lang"))
+    count_estimate("estimate", result.card.line)
     return _estimate_out.dump(result)
 
 
 @bp.post("/memory")
 def memory():
     args = _memory_in.load(json_body(request))
-    return _memory_out.dump(domain.memory(args["model"], args["workload"], args.get("hardware")))
+    hardware = args.get("hardware")
+    result = domain.memory(args["model"], args["workload"], hardware)
+    count_estimate("memory", hardware.card.line if hardware else "none")
+    return _memory_out.dump(result)
 
 
 @bp.post("/throughput")
 def throughput():
     args = _throughput_in.load(json_body(request))
-    return _throughput_out.dump(domain.throughput(args["model"], args["workload"], args["hardware"]))
+    result = domain.throughput(args["model"], args["workload"], args["hardware"])
+    count_estimate("throughput", result.card.line)
+    return _throughput_out.dump(result)
 
 
 @bp.post("/scaling")
 def scaling():
     args = _scaling_in.load(json_body(request))
-    return _scaling_out.dump(domain.scaling(args["model"], args["workload"], args["hardware"]))
+    result = domain.scaling(args["model"], args["workload"], args["hardware"])
+    count_estimate("scaling", result.card.line)
+    return _scaling_out.dump(result)
 
 
 @bp.post("/cost")
@@ -46,4 +55,6 @@ def cost():
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
     power_w = domain.hardware_power_w(hardware) if hardware else args["power_w"]
-    return _cost_out.dump(domain.cost(power_w, args["energy"]))
+    result = domain.cost(power_w, args["energy"])
+    count_estimate("cost", hardware.card.line if hardware else "none")
+    return _cost_out.dump(result)

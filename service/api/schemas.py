@@ -300,6 +300,7 @@ class ProblemSchema(Schema):
     detail = fields.String(required=True)
     instance = fields.String(required=True)
     errors = fields.List(fields.Nested(ProblemErrorSchema), required=True)
+    request_id = fields.String(required=True)
 
 
 class AssumptionSchema(Schema):

@@ -1,0 +1,76 @@
+"""Optional API keys (constant-time, 401 problem+json), probes and metrics configurable, CORS."""
+
+import pytest
+
+from service.app import create_app
+
+KEYS = ("k-alpha-123", "k-beta-456")
+BODY = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
+
+
+@pytest.fixture()
+def locked():
+    return create_app({"TESTING": True, "API_KEYS": KEYS}).test_client()
+
+
+def test_without_keys_configured_the_api_is_open(client):
+    assert client.post("/estimate", json=BODY).status_code == 200
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"X-API-Key": "k-alpha-12"},
+                                     {"Authorization": "Basic azphbHBoYS0xMjM="}])
+def test_a_missing_or_wrong_key_is_a_401_problem(locked, headers):
+    response = locked.post("/estimate", json=BODY, headers=headers)
+    assert response.status_code == 401
+    assert response.mimetype == "application/problem+json"
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert response.get_json()["request_id"] == response.headers["X-Request-ID"]
+
+
+@pytest.mark.parametrize("headers", [{"Authorization": "Bearer k-alpha-123"}, {"authorization": "bearer k-beta-456"},
+                                     {"X-API-Key": "k-beta-456"}])
+def test_any_configured_key_is_accepted(locked, headers):
+    assert locked.post("/estimate", json=BODY, headers=headers).status_code == 200
+
+
+def test_probes_and_metrics_stay_open_unless_configured(locked):
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert locked.get(path).status_code == 200, path
+    strict = create_app({"TESTING": True, "API_KEYS": KEYS, "AUTH_PROBES": True, "AUTH_METRICS": True})
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert strict.test_client().get(path).status_code == 401, path
+
+
+def test_keys_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SIZING_API_KEYS", " one , two ")
+    monkeypatch.setenv("SIZING_AUTH_METRICS", "true")
+    client = create_app({"TESTING": True}).test_client()
+    assert client.get("/cards", headers={"X-API-Key": "two"}).status_code == 200
+    assert client.get("/cards").status_code == 401
+    assert client.get("/metrics").status_code == 401
+
+
+def test_cors_allows_listed_origins_only():
+    client = create_app({"TESTING": True, "CORS_ORIGINS": ("https://dash.example",)}).test_client()
+    allowed = client.post("/cost", json={"power_w": 100}, headers={"Origin": "https://dash.example"})
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://dash.example"
+    assert "Origin" in allowed.headers["Vary"]
+    other = client.post("/cost", json={"power_w": 100}, headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
+
+
+def test_cors_preflight_needs_no_key():
+    client = create_app({"TESTING": True, "API_KEYS": KEYS, "CORS_ORIGINS": ("https://dash.example",)}).test_client()
+    response = client.options("/estimate", headers={
+        "Origin": "https://dash.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, authorization"})
+    assert response.status_code == 200
+    assert "POST" in response.headers["Access-Control-Allow-Methods"]
+    assert "Authorization" in response.headers["Access-Control-Allow-Headers"]
+
+
+@pytest.mark.parametrize(("given", "kept"), [("abc-123", True), ("a" * 129, False), ("bad id", False),
+                                              ("<script>", False)])
+def test_request_ids_are_taken_only_when_sane(client, given, kept):
+    response = client.get("/healthz", headers={"X-Request-ID": given})
+    assert (response.headers["X-Request-ID"] == given) is kept
