@@ -24,7 +24,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP) ## create .venv and install the service with its test tools
 
 run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS)
-	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) $(BIN)/gunicorn --config deploy/gunicorn.conf.py
+	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) GUNICORN=$(BIN)/gunicorn deploy/entrypoint.sh
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest

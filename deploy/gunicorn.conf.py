@@ -1,11 +1,13 @@
 """gunicorn settings for the sizing service: explicit, from the environment, never from the host.
 
-PORT (8000), HOST (127.0.0.1), WORKERS (2) and THREADS (4) set the bind and the pool; the
-worker count is never derived from the host's CPU count, which inside a container is the
-node's, not the pod's share.
+PORT (8000), HOST (127.0.0.1), WORKERS (2), THREADS (4) and LOG_LEVEL (info) set the bind, the
+pool and the logs. The worker count is never derived from the host's CPU count, which inside
+a container is the node's, not the pod's share.
 """
 
 import os
+
+from service.logs import logging_config
 
 
 def _int(name: str, default: int) -> int:
@@ -25,10 +27,23 @@ workers = _int("WORKERS", 2)
 threads = _int("THREADS", 4)
 # An estimate takes microseconds; a request still running after 30 s means a stuck worker.
 timeout = 30
+# On SIGTERM workers stop accepting and finish what they hold within this many seconds;
+# the Kubernetes grace period (deploy/k8s/deployment.yaml) must be longer.
 graceful_timeout = 20
 keepalive = 5
-# Heartbeat files on tmpfs: a disk-backed /tmp can stall the arbiter's liveness check.
+# Heartbeat files on tmpfs: a disk-backed or read-only /tmp stalls or breaks the arbiter's
+# liveness check (the container's root filesystem is read-only).
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
-accesslog = "-"
-errorlog = "-"
-loglevel = os.environ.get("LOG_LEVEL", "info")
+# The app writes one JSON access line per request (service/logs.py); gunicorn's own is off.
+accesslog = None
+logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "info").upper())
+# Each worker builds its own app after the fork, so metric files are per worker pid.
+preload_app = False
+
+
+def child_exit(server, worker):
+    """Drop a dead worker's live-gauge files so a scrape does not count a ghost (multiprocess)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

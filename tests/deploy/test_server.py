@@ -1,0 +1,133 @@
+"""The real server under gunicorn on loopback: answers, metrics that add up, signals, logs."""
+
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from . import server as srv
+
+ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    running = srv.start(tmp_path_factory.mktemp("server"), workers=2, threads=4)
+    yield running
+    running.stop()
+
+
+def samples(base: str, name: str, **labels: str) -> float:
+    text = requests.get(f"{base}/metrics", timeout=5).text
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total
+
+
+def test_probes_and_an_estimate_over_the_wire(server):
+    assert requests.get(f"{server.base}/healthz", timeout=5).json() == {"status": "ok"}
+    response = requests.post(f"{server.base}/estimate", json={**ESTIMATE, "lang": "zh"}, timeout=5)
+    assert response.status_code == 200 and "放得下" in response.json()["summary"]
+    bad = requests.post(f"{server.base}/estimate", data="{", timeout=5,
+                        headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and bad.headers["Content-Type"] == "application/problem+json"
+
+
+def test_the_request_counter_sums_to_what_was_sent_across_workers(server):
+    route = {"route": "/throughput", "method": "POST"}
+    before = samples(server.base, "sizing_http_requests_total", **route)
+    sent = 53
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(lambda _: requests.post(
+            f"{server.base}/throughput", json=ESTIMATE, timeout=10).status_code, range(sent)))
+    assert codes == [200] * sent
+    assert samples(server.base, "sizing_http_requests_total", **route) - before == sent
+    assert samples(server.base, "sizing_http_request_duration_seconds_count", **route) == \
+        samples(server.base, "sizing_http_requests_total", **route)
+    assert samples(server.base, "sizing_estimates_total", endpoint="throughput", line="consumer") >= sent
+    assert samples(server.base, "sizing_build_info") == 1
+
+
+def test_request_id_is_taken_echoed_and_logged_as_json(server):
+    response = requests.post(f"{server.base}/estimate", json={"model": "nope", "hardware": {"card": "D-M"}},
+                             headers={"X-Request-ID": "trace-abc.123"}, timeout=5)
+    assert response.headers["X-Request-ID"] == "trace-abc.123"
+    assert response.json()["request_id"] == "trace-abc.123"
+    made = requests.get(f"{server.base}/healthz", timeout=5).headers["X-Request-ID"]
+    assert len(made) == 32
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        access = [line for line in server.log_lines() if line.get("request_id") == "trace-abc.123"]
+        if access:
+            break
+        time.sleep(0.1)
+    assert access and access[0]["status"] == 422 and access[0]["route"] == "/estimate"
+    assert access[0]["logger"] == "sizing.access" and access[0]["level"] == "info"
+
+
+def test_sigterm_lets_every_in_flight_request_finish(tmp_path):
+    server = srv.start(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1")
+    in_flight = 6
+    with ThreadPoolExecutor(in_flight) as pool:
+        futures = [pool.submit(requests.post, f"{server.base}/estimate", json=ESTIMATE, timeout=30,
+                               headers={"X-Test-Delay-Ms": "2000"}) for _ in range(in_flight)]
+        time.sleep(0.7)  # all six are inside the workers, sleeping
+        server.proc.send_signal(signal.SIGTERM)
+        codes = [f.result().status_code for f in futures]
+    assert codes == [200] * in_flight
+    assert server.proc.wait(timeout=30) == 0
+
+
+def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
+    server = srv.start(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1")
+    results: list[tuple[float, bool]] = []
+    stop = threading.Event()
+
+    def client():
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                ok = requests.post(f"{server.base}/estimate", json=ESTIMATE, timeout=10,
+                                   headers={"X-Test-Delay-Ms": "150"}).status_code == 200
+            except requests.RequestException:
+                ok = False
+            results.append((started, ok))
+
+    clients = [threading.Thread(target=client) for _ in range(6)]
+    for thread in clients:
+        thread.start()
+    time.sleep(1.0)
+    victim = min(server.children())
+    killed_at = time.monotonic()
+    os.kill(victim, signal.SIGKILL)
+    time.sleep(2.0)
+    stop.set()
+    for thread in clients:
+        thread.join()
+    failed = [started for started, ok in results if not ok]
+    assert len(failed) <= 6, "more failures than requests in flight"
+    assert all(started <= killed_at for started in failed), "a request sent after the kill failed"
+    assert sum(ok for started, ok in results if started > killed_at + 0.1) > 0
+    assert victim not in server.children() and len(server.children()) == 2
+    server.stop()
+
+
+@pytest.mark.parametrize(("name", "value"), [("workers", 2), ("threads", 4), ("worker_class", "gthread"),
+                                             ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None)])
+def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
+    for var in ("WORKERS", "THREADS", "PORT", "HOST"):
+        monkeypatch.delenv(var, raising=False)
+    settings: dict = {}
+    exec((srv.ROOT / "deploy" / "gunicorn.conf.py").read_text(), settings)
+    assert settings[name] == value
+    assert settings["bind"] == "127.0.0.1:8000"
+    assert settings["worker_tmp_dir"] in ("/dev/shm", None)
+    assert callable(settings["child_exit"])
