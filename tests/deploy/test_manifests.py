@@ -1,0 +1,160 @@
+"""Deploy files checked offline: kubernetes-validate --strict, hadolint, and our own policies."""
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from service.overlay import load_catalog_file
+from service.sizing.catalog import packaged_catalogs
+
+DEPLOY = Path(__file__).parents[2] / "deploy"
+K8S = DEPLOY / "k8s"
+CRDS = {"ServiceMonitor", "Kustomization"}
+KUBERNETES_VERSIONS = ("1.30.0", kubernetes_validate.latest_version())
+
+
+def documents(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+MANIFESTS = {doc["kind"]: doc for path in sorted(K8S.glob("*.yaml")) for doc in documents(path)}
+
+
+def gunicorn_settings() -> dict:
+    tree = ast.parse((DEPLOY / "gunicorn.conf.py").read_text())
+    return {node.targets[0].id: node.value.value for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            and isinstance(node.targets[0], ast.Name)}
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("kind", sorted(set(MANIFESTS) - CRDS))
+def test_manifest_passes_kubernetes_validate_strict(kind, version):
+    kubernetes_validate.validate(MANIFESTS[kind], version, strict=True)
+
+
+def test_the_kustomization_lists_every_manifest():
+    listed = set(MANIFESTS["Kustomization"]["resources"])
+    assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+
+
+def container() -> dict:
+    return MANIFESTS["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+
+
+def env() -> dict:
+    return {e["name"]: e.get("value") for e in container()["env"]}
+
+
+def test_probes_resources_and_image():
+    c = container()
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert {"cpu", "memory"} <= c["resources"]["limits"].keys()
+    assert {"cpu", "memory"} <= c["resources"]["requests"].keys()
+    assert not c["image"].endswith(":latest") and ":" in c["image"]
+
+
+def test_security_context_is_locked_down():
+    pod = MANIFESTS["Deployment"]["spec"]["template"]["spec"]
+    c = container()
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
+
+
+def test_the_metrics_folder_lives_in_an_empty_dir_its_parent_mounted():
+    pod = MANIFESTS["Deployment"]["spec"]["template"]["spec"]
+    empty_dirs = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    mounts = {m["mountPath"]: m["name"] for m in container()["volumeMounts"]}
+    folder = Path(env()["PROMETHEUS_MULTIPROC_DIR"])
+    # The entrypoint wipes and recreates the folder, so the mount is its parent, not the folder.
+    assert mounts.get(str(folder.parent)) in empty_dirs
+
+
+def test_grace_period_outlasts_prestop_and_gunicorns_graceful_timeout():
+    pod = MANIFESTS["Deployment"]["spec"]["template"]["spec"]
+    pre_stop = container()["lifecycle"]["preStop"]["exec"]["command"]
+    assert pre_stop[0] == "sleep"
+    assert pod["terminationGracePeriodSeconds"] > int(pre_stop[1]) + gunicorn_settings()["graceful_timeout"]
+
+
+def test_workers_and_threads_are_explicit():
+    assert env()["WORKERS"].isdigit() and env()["THREADS"].isdigit()
+
+
+def test_service_monitor_names_the_services_port_and_matches_its_labels():
+    monitor, service = MANIFESTS["ServiceMonitor"], MANIFESTS["Service"]
+    ports = {p["name"] for p in service["spec"]["ports"]}
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert all(e["port"] in ports and e["path"] == "/metrics" for e in monitor["spec"]["endpoints"])
+    labels = service["metadata"]["labels"]
+    assert all(labels.get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
+
+
+def test_service_pdb_and_hpa_point_at_the_deployment():
+    deployment = MANIFESTS["Deployment"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    for kind in ("Service", "PodDisruptionBudget"):
+        selector = MANIFESTS[kind]["spec"]["selector"]
+        selector = selector.get("matchLabels", selector)
+        assert all(pod_labels.get(k) == v for k, v in selector.items()), kind
+    assert MANIFESTS["PodDisruptionBudget"]["spec"]["maxUnavailable"] == 1
+    target = MANIFESTS["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    named_ports = {p["name"] for p in container()["ports"]}
+    assert all(p["targetPort"] in named_ports for p in MANIFESTS["Service"]["spec"]["ports"])
+
+
+def test_the_catalog_config_map_is_mounted_where_the_service_reads_it_and_is_valid(tmp_path):
+    config_map = MANIFESTS["ConfigMap"]
+    mounts = {m["name"]: m["mountPath"] for m in container()["volumeMounts"]}
+    volumes = {v["name"]: v for v in MANIFESTS["Deployment"]["spec"]["template"]["spec"]["volumes"]}
+    catalog_file = Path(env()["SIZING_CATALOG_FILE"])
+    volume = next(name for name, v in volumes.items()
+                  if v.get("configMap", {}).get("name") == config_map["metadata"]["name"])
+    assert mounts[volume] == str(catalog_file.parent)
+    copy = tmp_path / catalog_file.name
+    copy.write_text(config_map["data"][catalog_file.name])
+    load_catalog_file(copy, packaged_catalogs())
+
+
+def hadolint() -> str:
+    found = Path(sys.executable).with_name("hadolint")
+    return str(found) if found.exists() else (shutil.which("hadolint") or "hadolint")
+
+
+def test_hadolint_passes_on_the_dockerfile():
+    result = subprocess.run([hadolint(), str(DEPLOY / "Dockerfile")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dockerfile_is_multi_stage_non_root_pinned_and_exec_form():
+    text = (DEPLOY / "Dockerfile").read_text()
+    bases = re.findall(r"^FROM\s+(\S+)", text, re.M)
+    assert len(bases) >= 2 and all(re.search(r":\d+\.\d+\.\d+", b) for b in bases)
+    user = re.findall(r"^USER\s+(\S+)", text, re.M)[-1]
+    assert user.split(":")[0] not in ("0", "root")
+    assert re.search(r'^ENTRYPOINT \["[^"]+"\]$', text, re.M)
+
+
+def test_entrypoint_wipes_the_metrics_folder_and_execs_gunicorn(tmp_path):
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    (folder / "stale.db").write_text("old counts")
+    fake = tmp_path / "fake-gunicorn"
+    fake.write_text('#!/bin/sh\nls -A "$PROMETHEUS_MULTIPROC_DIR"; echo "args: $*"\n')
+    fake.chmod(0o755)
+    result = subprocess.run([str(DEPLOY / "entrypoint.sh")], capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", "PROMETHEUS_MULTIPROC_DIR": str(folder),
+                                 "GUNICORN": str(fake)})
+    assert result.returncode == 0, result.stderr
+    assert "stale.db" not in result.stdout and "--config" in result.stdout and folder.is_dir()
