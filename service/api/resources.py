@@ -45,7 +45,7 @@ def throughput():
 @bp.post("/scaling")
 def scaling():
     args = _scaling_in.load(json_body(request))
-    result = domain.scaling(args["model"], args["workload"], args["hardware"])
+    result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
     count_estimate("scaling", result.card.line)
     return _scaling_out.dump(result)
 

@@ -16,6 +16,8 @@ from ..sizing.hfconfig import model_from_hf_config
 from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.model import ModelSpec
 from ..sizing.precision import PRECISION_NAMES
+from ..sizing.serving import ENGINE_NAMES
+from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
 from ..sizing.units import GB, GIB, TERA, billions_to_count
 from .catalogs import current_catalogs
 
@@ -118,6 +120,8 @@ class ModelSpecSchema(_Strict):
             head_dim=data.get("head_dim"),
             vocab_size=data.get("vocab_size"),
             name=data.get("name", "custom model"),
+            embedding_params=(data["vocab_size"] * data["hidden_size"]
+                              if "vocab_size" in data and "hidden_size" in data else None),
         )
 
 
@@ -202,6 +206,16 @@ class WorkloadSpecSchema(_Strict):
     mfu = StrictFloat(validate=_range(0.01, 1))
     decode_efficiency = StrictFloat(validate=_range(0.01, 1))
     scaling_efficiency = StrictFloat(validate=_range(0.01, 1))
+    optimizer = fields.String(validate=validate.OneOf(tuple(OPTIMIZERS)))
+    zero_stage = StrictInteger(validate=_range(0, 3))
+    tensor_parallel = StrictInteger(validate=_range(1, 1024))
+    pipeline_parallel = StrictInteger(validate=_range(1, 1024))
+    recompute = fields.String(validate=validate.OneOf(RECOMPUTE_MODES))
+    lora_rank = StrictInteger(validate=_range(1, 4096))
+    lora_targets = fields.String(validate=validate.OneOf(("attention", "all_linear")))
+    prompt_tokens = StrictInteger(validate=_range(1, 10_000_000))
+    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
+    overlap = StrictFloat(validate=_range(0, 1))
 
     @post_load
     def to_domain(self, data, **kwargs) -> WorkloadInput:
@@ -213,6 +227,8 @@ class HardwareSpecSchema(_Strict):
 
     card = CardField(required=True)
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+    cards_per_node = StrictInteger(validate=_range(1, 1024))
+    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
 
     @post_load
     def to_domain(self, data, **kwargs) -> HardwareInput:
@@ -267,6 +283,7 @@ class ScalingRequestSchema(_Strict):
     model = ModelField(required=True)
     workload = fields.Nested(WorkloadSpecSchema, required=True)
     hardware = fields.Nested(HardwareSpecSchema, required=True)
+    deadline_days = StrictFloat(validate=_range(0.001, 100_000))
 
 
 class CostRequestSchema(_Strict):
@@ -372,15 +389,32 @@ class FitSchema(Schema):
     card_memory_bytes = fields.Integer(required=True)
     usable_bytes_per_card = fields.Integer(required=True)
     need_bytes_per_card = fields.Integer(required=True)
+    model_state_bytes_per_card = fields.Integer(required=True)
     free_bytes_per_card = fields.Integer(required=True)
     total_bytes = fields.Integer(required=True)
     max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
     reason = fields.String(required=True)
 
 
+class RangeSchema(Schema):
+    low = Num(required=True)
+    typical = Num(required=True)
+    high = Num(required=True)
+
+
+class DecodePointSchema(Schema):
+    batch_size = fields.Integer(required=True)
+    decode_tokens_per_s = Num(required=True)
+    total_tokens_per_s = Num(required=True)
+    total_tokens_per_s_ceiling = Num(required=True)
+    bound = fields.String(required=True)
+    fits = fields.Boolean(required=True)
+
+
 class ThroughputSchema(Schema):
     cards = fields.Integer(required=True)
     batch_size = fields.Integer(required=True)
+    engine = fields.String(required=True)
     compute_precision = fields.String(required=True)
     peak_flops_per_s = Num(required=True)
     bandwidth_bytes_per_s = Num(required=True)
@@ -394,13 +428,26 @@ class ThroughputSchema(Schema):
     decode_efficiency = Num(required=True)
     decode_tokens_per_s_ceiling = Num(required=True)
     decode_tokens_per_s_expected = Num(required=True)
+    decode_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
     total_tokens_per_s_ceiling = Num(required=True)
     total_tokens_per_s = Num(required=True)
+    total_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
+    max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
+    prompt_tokens = fields.Integer(required=True)
+    prefill_flops = Num(required=True)
+    prefill_bound = fields.String(required=True)
+    time_to_first_token_s = Num(required=True)
+    time_to_first_token_s_range = fields.Nested(RangeSchema, required=True)
+    prefill_tokens_per_s = Num(required=True)
+    decode_curve = fields.List(fields.Nested(DecodePointSchema), required=True)
 
 
 class TrainingSchema(Schema):
     cards = fields.Integer(required=True)
+    nodes = fields.Integer(required=True)
+    cards_per_node = fields.Integer(required=True)
     train_tokens = Num(required=True, allow_none=True)
+    flops_per_param_token = Num(required=True)
     compute_flops = Num(required=True, allow_none=True)
     peak_flops_per_s = Num(required=True)
     mfu = Num(required=True)
@@ -408,11 +455,19 @@ class TrainingSchema(Schema):
     time_s_linear = Num(required=True, allow_none=True)
     time_s = Num(required=True, allow_none=True)
     time_days = Num(required=True, allow_none=True)
+    time_s_range = fields.Nested(RangeSchema, required=True, allow_none=True)
     gradient_bytes = fields.Integer(required=True)
     interconnect_bytes_per_s = Num(required=True, allow_none=True)
+    network_bytes_per_s_per_node = Num(required=True)
     gradient_sync_s = Num(required=True, allow_none=True)
     step_compute_s = Num(required=True)
     step_time_s = Num(required=True, allow_none=True)
+    allreduce_s = Num(required=True, allow_none=True)
+    overlap = Num(required=True)
+    exposed_comm_s = Num(required=True, allow_none=True)
+    step_time_s_comm_model = Num(required=True, allow_none=True)
+    comm_model_efficiency = Num(required=True, allow_none=True)
+    time_s_comm_model = Num(required=True, allow_none=True)
 
 
 class EnergySchema(Schema):
@@ -492,22 +547,26 @@ class ScalingPointSchema(Schema):
     cards = fields.Integer(required=True)
     scaling_efficiency = Num(required=True)
     time_s = Num(required=True, allow_none=True)
+    time_s_comm_model = Num(required=True, allow_none=True)
 
 
 class ScalingResponseSchema(TrainingSchema):
     model = fields.Nested(ModelInfoSchema, required=True)
     card = fields.Nested(CardInfoSchema, required=True)
     mode = fields.String(required=True)
+    fit = fields.Nested(FitSchema, required=True)
     curve = fields.List(fields.Nested(ScalingPointSchema), required=True)
+    deadline_days = Num(required=True, allow_none=True)
+    cards_needed_by_memory = fields.Integer(required=True, allow_none=True)
+    cards_needed_for_deadline = fields.Integer(required=True, allow_none=True)
+    cards_needed_for_deadline_comm_model = fields.Integer(required=True, allow_none=True)
 
     assumptions = _assumptions()
     warnings = _warnings()
 
     @pre_dump
     def flatten(self, result, **kwargs):
-        return {**_attrs(result.training), "model": result.model, "card": result.card,
-                "mode": result.workload.mode, "curve": result.curve,
-                "assumptions": result.assumptions, "warnings": result.warnings}
+        return {**_attrs(result), **_attrs(result.training), "mode": result.workload.mode}
 
 
 class CostResponseSchema(EnergySchema):
@@ -520,6 +579,22 @@ class CostResponseSchema(EnergySchema):
                 "warnings": result.warnings}
 
 
+class FigureRangeSchema(Schema):
+    name = fields.String(required=True)
+    low = Num(required=True)
+    typical = Num(required=True)
+    high = Num(required=True)
+    note = fields.String(required=True)
+
+
+class AlternativeSchema(Schema):
+    option = fields.String(required=True)
+    cards_needed = fields.Integer(required=True, allow_none=True)
+    figure = fields.String(required=True)
+    value = Num(required=True, allow_none=True)
+    note = fields.String(required=True)
+
+
 class EstimateResponseSchema(Schema):
     model = fields.Nested(ModelInfoSchema, required=True)
     card = fields.Nested(CardInfoSchema, required=True)
@@ -528,6 +603,8 @@ class EstimateResponseSchema(Schema):
     fits = fields.Boolean(required=True)
     cards_needed = fields.Integer(required=True, allow_none=True)
     bound = fields.String(required=True)
+    ranges = fields.List(fields.Nested(FigureRangeSchema), required=True)
+    alternatives = fields.List(fields.Nested(AlternativeSchema), required=True)
     memory = fields.Nested(MemoryBreakdownSchema, required=True)
     fit = fields.Nested(FitSchema, required=True)
     throughput = fields.Nested(ThroughputSchema, required=True, allow_none=True)

@@ -37,6 +37,18 @@ MEMORY_USABLE_FRACTION = Default(
     " pools (guide section 6.1; vLLM's default gpu_memory_utilization is 0.9)",
 )
 GRADIENT_BYTES_PER_PARAM = Default(4, "guide: gradients synchronised in fp32 (7B -> 28 GB)")
+OPTIMIZER = Default("adamw", "AdamW with fp32 moments, the common choice")
+RECOMPUTE = Default("selective", "FlashAttention-style attention: the score matrix is never "
+                    "stored (Korthikanti et al.'s selective recomputation)")
+RECOMPUTE_ADAPTERS = Default("full", "LoRA and QLoRA recipes turn on gradient checkpointing")
+LORA_RANK = Default(16, "a common LoRA rank")
+LORA_TARGETS = Default("all_linear", "adapters on every linear layer of the blocks (QLoRA's recipe)")
+OVERLAP = Default(0.8, "share of the backward pass (two thirds of a step) that gradient "
+                  "communication can hide behind (bucketed all-reduce)")
+PREFILL_EFFICIENCY = Default(0.65, "guide: large matmuls reach 60-70 % of peak")
+CARDS_PER_NODE = {"datacenter": 8, "workstation": 4, "consumer": 2}
+NETWORK_GB_PER_S_PER_NODE = {"datacenter": 400.0, "workstation": 25.0, "consumer": 12.5}
+HOP_LATENCY_S = {"dedicated": 5e-6, "pcie": 10e-6, "network": 10e-6}
 PRICE_PER_KWH = Default(0.7, "the guide's electricity price (0.7 per kWh)")
 CURRENCY = Default("CNY", "the guide's currency")
 PUE = Default(1.0, "no cooling or distribution overhead counted (PUE 1.0)")

@@ -1,16 +1,9 @@
 """One call per question: memory, throughput, scaling, cost, and the whole estimate."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import defaults as d
-from .answers import (
-    EnergyAnswer,
-    ThroughputAnswer,
-    TrainingAnswer,
-    energy_answer,
-    throughput_answer,
-    training_answer,
-)
+from .answers import EnergyAnswer, energy_answer
 from .catalog import Card
 from .errors import InvalidInputError
 from .inputs import (
@@ -24,9 +17,11 @@ from .inputs import (
 )
 from .memory_answer import FitAnswer, MemoryBreakdown, fit_answer, memory_breakdown
 from .model import ModelSpec
-from .scaling import scaling_efficiency, training_time_s
+from .serving import ThroughputAnswer, throughput_answer
 from .summary import summarise
-from .units import SECONDS_PER_DAY
+from .training_time import TrainingAnswer, cluster_for, deadline_cards, training_answer
+from .training import compute_multiplier
+from .units import GB, SECONDS_PER_DAY
 
 
 @dataclass(frozen=True)
@@ -55,6 +50,7 @@ class CurvePoint:
     cards: int
     scaling_efficiency: float
     time_s: float | None
+    time_s_comm_model: float | None
 
 
 @dataclass(frozen=True)
@@ -62,10 +58,38 @@ class ScalingResult:
     model: ModelSpec
     workload: Workload
     card: Card
+    fit: FitAnswer
     training: TrainingAnswer
     curve: tuple[CurvePoint, ...]
+    deadline_days: float | None
+    cards_needed_by_memory: int | None
+    cards_needed_for_deadline: int | None
+    cards_needed_for_deadline_comm_model: int | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another way to run the same job that the service compared: what changes, the cards it
+    needs, and its headline figure."""
+
+    option: str
+    cards_needed: int | None
+    figure: str
+    value: float | None
+    note: str
+
+
+@dataclass(frozen=True)
+class FigureRange:
+    """A headline figure as low / typical / high, and the factor ranges behind it."""
+
+    name: str
+    low: float
+    typical: float
+    high: float
+    note: str
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,8 @@ class Estimate:
     fits: bool
     cards_needed: int | None
     bound: str
+    ranges: tuple[FigureRange, ...]
+    alternatives: tuple[Alternative, ...]
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
@@ -116,15 +142,19 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
     breakdown = memory_breakdown(model, resolved, notes)
     fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
     _fit_warnings(fit, hardware.card, notes)
-    answer = throughput_answer(model, resolved, breakdown, hardware.card, _speed_cards(fit), notes)
+    answer = throughput_answer(model, resolved, breakdown, hardware.card, fit, _speed_cards(fit), notes)
     return ThroughputResult(model, resolved, hardware.card, fit, answer, *_frozen(notes))
 
 
 CURVE_CARDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-def scaling(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ScalingResult:
-    """Training compute and time on the cards, the curve over card counts, and step sync."""
+def scaling(
+    model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput,
+    deadline_days: float | None = None,
+) -> ScalingResult:
+    """Training compute and time on the cards by two methods, the curve over card counts, and
+    the least counts that meet a deadline."""
     notes = Notes()
     if workload.mode is None:
         workload = _with_mode(workload, "pretrain", notes)
@@ -136,16 +166,26 @@ def scaling(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) 
     breakdown = memory_breakdown(model, resolved, notes)
     fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
     _fit_warnings(fit, hardware.card, notes)
-    answer = training_answer(model, resolved, hardware.card, _speed_cards(fit), notes)
-    curve = tuple(
-        CurvePoint(n, scaling_efficiency(n),
-                   None if answer.compute_flops is None else
-                   training_time_s(answer.compute_flops, n, answer.peak_flops_per_s, resolved.mfu,
-                                   scaling_efficiency(n)))
-        for n in sorted({*CURVE_CARDS, answer.cards})
-    )
+    place = cluster_for(hardware.card, hardware, notes)
+    answer = training_answer(model, resolved, hardware.card, _speed_cards(fit), place, notes)
+    curve = tuple(_curve_point(model, resolved, hardware.card, n, place)
+                  for n in sorted({*CURVE_CARDS, answer.cards})
+                  if n % resolved.parallel.model_parallel == 0)
+    by_deadline = (None, None)
+    if deadline_days is not None and fit.cards_needed is not None:
+        by_deadline = deadline_cards(model, resolved, hardware.card, place, fit.cards_needed,
+                                     deadline_days * SECONDS_PER_DAY, notes)
+        if by_deadline[0] is None:
+            notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
+                       f"{deadline_days:g} days")
     _training_warnings(answer, hardware.card, notes)
-    return ScalingResult(model, resolved, hardware.card, answer, curve, *_frozen(notes))
+    return ScalingResult(model, resolved, hardware.card, fit, answer, curve, deadline_days,
+                         fit.cards_needed, *by_deadline, *_frozen(notes))
+
+
+def _curve_point(model, workload, card, cards, place) -> CurvePoint:
+    answer = training_answer(model, workload, card, cards, place, Notes())
+    return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_comm_model)
 
 
 def cost(power_w: float, energy: EnergyInput) -> CostResult:
@@ -175,8 +215,9 @@ def estimate(
     fit = fit_answer(breakdown, resolved, card, hardware.count, notes)
     _fit_warnings(fit, card, notes)
     cards = _speed_cards(fit)
-    speed = None if resolved.training else throughput_answer(model, resolved, breakdown, card, cards, notes)
-    train = training_answer(model, resolved, card, cards, notes) if resolved.training else None
+    speed = None if resolved.training else throughput_answer(model, resolved, breakdown, card, fit, cards, notes)
+    train = (training_answer(model, resolved, card, cards, cluster_for(card, hardware, notes), notes)
+             if resolved.training else None)
     if train is not None:
         _training_warnings(train, card, notes)
     power = card.power_w * cards
@@ -186,8 +227,86 @@ def estimate(
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
     text = summarise(language, model, resolved, card, breakdown, fit, speed, train, electricity)
+    ranges = _ranges(model, breakdown, fit, speed, train)
+    alternatives = _alternatives(model, workload, resolved, hardware)
     return Estimate(model, resolved, card, breakdown, fit, speed, train, electricity, fit.fits,
-                    fit.cards_needed, bound, language, text, *_frozen(notes))
+                    fit.cards_needed, bound, ranges, alternatives, language, text, *_frozen(notes))
+
+
+INFERENCE_ALTERNATIVES = ("bf16", "fp8", "awq", "q4_k_m")
+TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective"), (3, "selective"),
+                         (None, "full"))
+
+
+def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
+                  hardware: HardwareInput) -> tuple[Alternative, ...]:
+    """The same job in other formats (inference) or other sharding and recomputation
+    (training): cards needed on this card, and decode speed or per-card model state."""
+    out = []
+    if not workload.training:
+        for name in INFERENCE_ALTERNATIVES:
+            variant = replace(given, precision=name)
+            out.append(_inference_alternative(model, variant, hardware, f"precision {name}"))
+        return tuple(out)
+    for stage, recompute in TRAINING_ALTERNATIVES:
+        variant = replace(given, zero_stage=stage, recompute=recompute)
+        label = (f"{'guide even split' if stage is None else f'ZeRO-{stage}'}, recompute {recompute}")
+        out.append(_training_alternative(model, variant, hardware, label))
+    return tuple(out)
+
+
+def _inference_alternative(model, variant, hardware, label) -> Alternative:
+    notes = Notes()
+    resolved = resolve_workload(variant, notes)
+    breakdown = memory_breakdown(model, resolved, notes)
+    fit = fit_answer(breakdown, resolved, hardware.card, None, notes)
+    if fit.cards_needed is None:
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
+    speed = throughput_answer(model, resolved, breakdown, hardware.card, fit, fit.cards_needed, notes)
+    return Alternative(label, fit.cards_needed, "decode_tokens_per_s_expected",
+                       speed.decode_tokens_per_s_expected,
+                       f"{breakdown.weights_bytes / GB:.1f} GB of weights")
+
+
+def _training_alternative(model, variant, hardware, label) -> Alternative:
+    notes = Notes()
+    resolved = resolve_workload(variant, notes)
+    breakdown = memory_breakdown(model, resolved, notes)
+    fit = fit_answer(breakdown, resolved, hardware.card, None, notes)
+    if fit.cards_needed is None:
+        return Alternative(label, None, "need_bytes_per_card", None, "does not fit on any count")
+    return Alternative(label, fit.cards_needed, "need_bytes_per_card", fit.need_bytes_per_card,
+                       f"{compute_multiplier(resolved.recompute):g} FLOPs per parameter and token")
+
+
+def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, fit: FitAnswer,
+            speed: ThroughputAnswer | None, train: TrainingAnswer | None) -> tuple[FigureRange, ...]:
+    """The headline figures as ranges: memory from bytes per parameter, speed from the engine's
+    efficiency, time from MFU and scaling."""
+    state = breakdown.model_state_bytes
+    low = breakdown.total_bytes - state + breakdown.bytes_per_param_low * model.params
+    high = breakdown.total_bytes - state + breakdown.bytes_per_param_high * model.params
+    out = [FigureRange("total_bytes", low, breakdown.total_bytes, high,
+                       f"{breakdown.bytes_per_param_low:g}-{breakdown.bytes_per_param_high:g} B/param "
+                       f"of model state ({low / GB:.1f}-{high / GB:.1f} GB)")]
+    if speed is not None:
+        for name, r in (("decode_tokens_per_s_expected", speed.decode_tokens_per_s_range),
+                        ("total_tokens_per_s", speed.total_tokens_per_s_range),
+                        ("time_to_first_token_s", speed.time_to_first_token_s_range)):
+            out.append(FigureRange(name, r.low, r.typical, r.high, _range_note(name, speed)))
+    if train is not None and train.time_s_range is not None:
+        r = train.time_s_range
+        out.append(FigureRange("time_s", r.low, r.typical, r.high,
+                               "MFU 30-50 % and the guide's 5-15 % loss per doubling of cards"))
+    return tuple(out)
+
+
+def _range_note(name: str, speed: ThroughputAnswer) -> str:
+    if name == "time_to_first_token_s":
+        return "prefill at 60-70 % of peak (guide: large matmuls)"
+    return (f"decode at {speed.decode_tokens_per_s_range.low / speed.decode_tokens_per_s_ceiling:.0%}-"
+            f"{speed.decode_tokens_per_s_range.high / speed.decode_tokens_per_s_ceiling:.0%} of the "
+            f"ceiling ({speed.engine})")
 
 
 def _with_mode(workload: WorkloadInput, mode: str, notes: Notes) -> WorkloadInput:
@@ -214,6 +333,11 @@ def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
 
 
 def _training_warnings(train: TrainingAnswer, card: Card, notes: Notes) -> None:
+    if train.time_s is not None and train.time_s_comm_model is not None and \
+            train.time_s_comm_model > 1.25 * train.time_s:
+        notes.warn(f"the communication model ({train.time_s_comm_model / SECONDS_PER_DAY:.1f} days) "
+                   f"is well above the guide's curve ({train.time_s / SECONDS_PER_DAY:.1f} days): the "
+                   "gradient all-reduce is not hidden by compute on these links")
     if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
         notes.warn(f"gradient sync ({train.gradient_sync_s * 1e3:.0f} ms) takes longer than a "
                    f"step's compute ({train.step_compute_s * 1e3:.0f} ms): the interconnect "

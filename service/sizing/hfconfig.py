@@ -33,6 +33,7 @@ class _Counted:
     total: int
     active: int
     expert: int
+    shapes: tuple[tuple[str, int, int, int], ...] = ()  # (tag, fan_in, fan_out, count)
 
 
 class _Config:
@@ -118,6 +119,8 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         expert_params=counted.expert if moe else None,
         attention=_attention_kind(model_type, heads, kv_heads),
         family=model_type,
+        linear_shapes=counted.shapes,
+        intermediate_size=_activation_width(model_type, c),
         notes="; ".join(notes),
     )
 
@@ -141,6 +144,13 @@ def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
     return layers * per_layer + embeddings + 2 * hidden + projector
 
 
+def _activation_width(model_type, c: _Config) -> int | None:
+    """The MLP width a token's activations pass through (one expert's for an MoE)."""
+    key = "moe_intermediate_size" if model_type in ("qwen2_moe", "qwen3_moe", "deepseek_v3") \
+        else "intermediate_size"
+    return c.int(key, required=False)
+
+
 def _attention_kind(model_type: str, heads: int, kv_heads: int) -> str:
     if model_type == "deepseek_v3":
         return "mla"
@@ -150,17 +160,24 @@ def _attention_kind(model_type: str, heads: int, kv_heads: int) -> str:
 def _count(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim) -> _Counted:
     """Parameters of the layers and the final norm (embeddings are added by the caller)."""
     if model_type == "deepseek_v3":
-        attention = _mla_params(c, hidden, heads)
+        attention, attention_shapes = _mla_params(c, hidden, heads)
     else:
         attention = _attention_params(model_type, c, hidden, heads, kv_heads, head_dim)
+        q, kv = heads * head_dim, kv_heads * head_dim
+        attention_shapes = (("attention", hidden, q, 1), ("attention", hidden, kv, 2),
+                            ("attention", q, hidden, 1))
     norms = _NORMS_PER_LAYER.get(model_type, 2) * hidden
     total = active = expert = 0
+    shapes: dict[tuple[str, int, int], int] = {}
     for index in range(layers):
         mlp = _mlp(model_type, c, hidden, index)
         total += attention + norms + mlp.total
         active += attention + norms + mlp.active
         expert += mlp.expert
-    return _Counted(total + hidden, active + hidden, expert)
+        for tag, fan_in, fan_out, count in attention_shapes + mlp.shapes:
+            shapes[(tag, fan_in, fan_out)] = shapes.get((tag, fan_in, fan_out), 0) + count
+    return _Counted(total + hidden, active + hidden, expert,
+                    tuple((tag, i, o, n) for (tag, i, o), n in shapes.items()))
 
 
 def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim) -> int:
@@ -177,7 +194,7 @@ def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim)
     return params
 
 
-def _mla_params(c: _Config, hidden, heads) -> int:
+def _mla_params(c: _Config, hidden, heads) -> tuple[int, tuple]:
     """DeepSeek multi-head latent attention: low-rank q and a compressed, shared KV latent."""
     q_rank = c.int("q_lora_rank", required=False)
     kv_rank = c.int("kv_lora_rank")
@@ -185,7 +202,12 @@ def _mla_params(c: _Config, hidden, heads) -> int:
     q_out = heads * (nope + rope)
     q = hidden * q_out if q_rank is None else hidden * q_rank + q_rank + q_rank * q_out
     kv = hidden * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v_dim)
-    return q + kv + heads * v_dim * hidden
+    q_shapes = ((("attention", hidden, q_out, 1),) if q_rank is None else
+                (("attention", hidden, q_rank, 1), ("attention", q_rank, q_out, 1)))
+    shapes = q_shapes + (("attention", hidden, kv_rank + rope, 1),
+                         ("attention", kv_rank, heads * (nope + v_dim), 1),
+                         ("attention", heads * v_dim, hidden, 1))
+    return q + kv + heads * v_dim * hidden, shapes
 
 
 def _mla_latent(c: _Config) -> int:
@@ -197,33 +219,43 @@ def _gated(hidden: int, intermediate: int) -> int:
     return 3 * hidden * intermediate
 
 
+def _gated_shapes(tag: str, hidden: int, intermediate: int, count: int = 1) -> tuple:
+    """gate and up (hidden -> intermediate), down (intermediate -> hidden)."""
+    return ((tag, hidden, intermediate, 2 * count), (tag, intermediate, hidden, count))
+
+
+def _dense(hidden: int, intermediate: int, bias: int = 0) -> _Counted:
+    params = _gated(hidden, intermediate) + bias
+    return _Counted(params, params, 0, _gated_shapes("mlp", hidden, intermediate))
+
+
 def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
     if model_type == "mixtral":
-        return _moe(c.int("num_local_experts"), c.int("num_experts_per_tok"),
-                    _gated(hidden, c.int("intermediate_size")), hidden, 0)
+        inter, experts = c.int("intermediate_size"), c.int("num_local_experts")
+        return _moe(experts, c.int("num_experts_per_tok"), _gated(hidden, inter), hidden, 0,
+                    shapes=_gated_shapes("expert", hidden, inter, experts))
     if model_type in ("qwen2_moe", "qwen3_moe"):
         return _qwen_moe(model_type, c, hidden, index)
     if model_type == "deepseek_v3":
         return _deepseek_moe(c, hidden, index)
     if model_type == "gpt_oss":
-        inter = c.int("intermediate_size")
+        inter, experts = c.int("intermediate_size"), c.int("num_local_experts")
         expert = 2 * hidden * inter + 2 * inter + inter * hidden + hidden  # fused gate_up, biases
         per_token = c.int("num_experts_per_tok", c.raw.get("experts_per_token"))
-        return _moe(c.int("num_local_experts"), per_token, expert, hidden, c.int("num_local_experts"))
-    dense = _gated(hidden, c.int("intermediate_size"))
-    if c.bool("mlp_bias", False):
-        dense += 2 * c.int("intermediate_size") + hidden
-    return _Counted(dense, dense, 0)
+        return _moe(experts, per_token, expert, hidden, experts,
+                    shapes=(("expert", hidden, 2 * inter, experts), ("expert", inter, hidden, experts)))
+    inter = c.int("intermediate_size")
+    return _dense(hidden, inter, 2 * inter + hidden if c.bool("mlp_bias", False) else 0)
 
 
 def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: int,
-         shared: int = 0) -> _Counted:
+         shared: int = 0, shapes: tuple = ()) -> _Counted:
     if not 1 <= per_token <= experts:
         raise InvalidInputError("config experts per token must be between 1 and the expert count",
                                 f"{FIELD}.num_experts_per_tok")
     router = hidden * experts + router_bias
     return _Counted(router + experts * expert + shared, router + per_token * expert + shared,
-                    experts * expert)
+                    experts * expert, shapes)
 
 
 def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
@@ -234,25 +266,28 @@ def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
         raise InvalidInputError("config mlp_only_layers must be a list of layer indices",
                                 f"{c.prefix}.mlp_only_layers")
     if index in dense_layers or (index + 1) % step:
-        dense = _gated(hidden, c.int("intermediate_size"))
-        return _Counted(dense, dense, 0)
-    shared = 0
+        return _dense(hidden, c.int("intermediate_size"))
+    shared, shapes = 0, ()
     if model_type == "qwen2_moe":
-        shared = _gated(hidden, c.int("shared_expert_intermediate_size")) + hidden  # + gate
-    return _moe(c.int("num_experts"), c.int("num_experts_per_tok"),
-                _gated(hidden, c.int("moe_intermediate_size")), hidden, 0, shared)
+        shared_inter = c.int("shared_expert_intermediate_size")
+        shared = _gated(hidden, shared_inter) + hidden  # + the shared expert's gate
+        shapes = _gated_shapes("mlp", hidden, shared_inter)
+    inter, experts = c.int("moe_intermediate_size"), c.int("num_experts")
+    return _moe(experts, c.int("num_experts_per_tok"), _gated(hidden, inter), hidden, 0, shared,
+                shapes + _gated_shapes("expert", hidden, inter, experts))
 
 
 def _deepseek_moe(c: _Config, hidden, index) -> _Counted:
     first_dense, freq = c.int("first_k_dense_replace", 0), c.int("moe_layer_freq", 1) or 1
     if index < first_dense or index % freq:
-        dense = _gated(hidden, c.int("intermediate_size"))
-        return _Counted(dense, dense, 0)
-    expert = _gated(hidden, c.int("moe_intermediate_size"))
-    shared = c.int("n_shared_experts", 0) * expert
+        return _dense(hidden, c.int("intermediate_size"))
+    inter = c.int("moe_intermediate_size")
+    expert = _gated(hidden, inter)
+    n_shared = c.int("n_shared_experts", 0)
     experts = c.int("n_routed_experts")
     # The router has a score-correction bias per expert (e_score_correction_bias).
-    return _moe(experts, c.int("num_experts_per_tok"), expert, hidden, experts, shared)
+    return _moe(experts, c.int("num_experts_per_tok"), expert, hidden, experts, n_shared * expert,
+                _gated_shapes("mlp", hidden, inter, n_shared) + _gated_shapes("expert", hidden, inter, experts))
 
 
 def _experts(model_type, c: _Config) -> int:

@@ -6,6 +6,7 @@ from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card
 from .errors import InvalidInputError
 from .precision import Precision, get_precision
+from .training import OPTIMIZERS, Optimizer, Parallelism
 from .units import GB, TERA
 
 
@@ -52,12 +53,24 @@ class WorkloadInput:
     mfu: float | None = None
     decode_efficiency: float | None = None
     scaling_efficiency: float | None = None
+    optimizer: str | None = None
+    zero_stage: int | None = None
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    recompute: str | None = None
+    lora_rank: int | None = None
+    lora_targets: str | None = None
+    prompt_tokens: int | None = None
+    engine: str | None = None
+    overlap: float | None = None
 
 
 @dataclass(frozen=True)
 class HardwareInput:
     card: Card
     count: int | None = None
+    cards_per_node: int | None = None
+    network_gb_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -84,10 +97,23 @@ class Workload:
     mfu: float
     decode_efficiency: float | None
     scaling_efficiency: float | None
+    optimizer: Optimizer
+    zero_stage: int | None
+    parallel: Parallelism
+    recompute: str
+    lora_rank: int
+    lora_targets: str
+    prompt_tokens: int
+    engine: str | None
+    overlap: float
 
     @property
     def training(self) -> bool:
         return self.mode in d.TRAINING_MODES
+
+    @property
+    def adapters(self) -> bool:
+        return self.mode in ("lora", "qlora")
 
 
 _TRAINING_PRECISIONS = ("fp32", "bf16", "fp16")
@@ -114,17 +140,57 @@ def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
     kv_precision = get_precision(
         notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
     )
+    context = notes.use("context_tokens", given.context_tokens, d.CONTEXT_TOKENS)
+    training = mode in d.TRAINING_MODES
     return Workload(
         mode=mode,
         precision=precision,
         kv_precision=kv_precision,
-        context_tokens=notes.use("context_tokens", given.context_tokens, d.CONTEXT_TOKENS),
+        context_tokens=context,
         batch_size=notes.use("batch_size", given.batch_size, d.BATCH_SIZE),
         train_tokens=given.train_tokens,
-        mfu=notes.use("mfu", given.mfu, d.MFU) if mode in d.TRAINING_MODES else d.MFU.value,
+        mfu=notes.use("mfu", given.mfu, d.MFU) if training else d.MFU.value,
         decode_efficiency=given.decode_efficiency,
         scaling_efficiency=given.scaling_efficiency,
+        **(_training_fields(mode, given, notes) if training else _TRAINING_OFF),
+        prompt_tokens=_prompt_tokens(given, context, training, notes),
+        engine=given.engine,
     )
+
+
+_TRAINING_OFF = {
+    "optimizer": OPTIMIZERS["adamw"], "zero_stage": None, "parallel": Parallelism(),
+    "recompute": "selective", "lora_rank": 0, "lora_targets": "all_linear", "overlap": 0.0,
+}
+
+
+def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
+    """Optimizer, sharding, parallelism, recomputation, LoRA shape and overlap for training."""
+    adapters = mode in ("lora", "qlora")
+    if given.optimizer is not None and given.optimizer not in OPTIMIZERS:
+        raise InvalidInputError(f"optimizer must be one of {', '.join(OPTIMIZERS)}", "workload.optimizer")
+    recompute_default = d.RECOMPUTE_ADAPTERS if adapters else d.RECOMPUTE
+    return {
+        "optimizer": OPTIMIZERS[notes.use("optimizer", given.optimizer, d.OPTIMIZER)],
+        "zero_stage": given.zero_stage,
+        "parallel": Parallelism(given.tensor_parallel or 1, given.pipeline_parallel or 1),
+        "recompute": notes.use("recompute", given.recompute, recompute_default),
+        "lora_rank": notes.use("lora_rank", given.lora_rank, d.LORA_RANK) if adapters else 0,
+        "lora_targets": notes.use("lora_targets", given.lora_targets, d.LORA_TARGETS)
+        if adapters else "all_linear",
+        "overlap": notes.use("overlap", given.overlap, d.OVERLAP),
+    }
+
+
+def _prompt_tokens(given: WorkloadInput, context: int, training: bool, notes: Notes) -> int:
+    if given.prompt_tokens is not None:
+        if given.prompt_tokens > context:
+            raise InvalidInputError("prompt_tokens cannot exceed context_tokens", "workload.prompt_tokens")
+        return given.prompt_tokens
+    if training:
+        return context
+    return notes.use("prompt_tokens", None, d.Default(
+        context, "the whole context is prompt: time to first token at its worst"))
 
 
 def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -> float:

@@ -24,12 +24,6 @@ QLORA_BYTES_PER_PARAM_LOW = LORA_BYTES_PER_PARAM_LOW - 1.5
 QLORA_BYTES_PER_PARAM = LORA_BYTES_PER_PARAM - 1.5
 FROZEN_BASE_BYTES_PER_PARAM = {"lora": 2.0, "qlora": 0.5}
 
-# Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models"),
-# eq. 2: s*b*h*(34 + 5*a*s/h) bytes per layer with 16-bit activations and no parallelism.
-# The 5*a*s/h term is the attention score matrix, which FlashAttention never stores.
-ACTIVATION_BYTES_PER_LAYER_TOKEN_HIDDEN = 34
-
-
 def weights_bytes(params: int, bytes_per_param: float) -> int:
     """params x bytes per parameter, in bytes."""
     return round(params * bytes_per_param)
@@ -60,14 +54,6 @@ def kv_cache_bytes_per_sequence(
 def kv_cache_bytes(bytes_per_token: int, context_tokens: int, batch_size: int) -> int:
     """KV bytes per token x tokens per sequence x sequences, in bytes."""
     return bytes_per_token * context_tokens * batch_size
-
-
-def training_activations_bytes(
-    layers: int, hidden_size: int, sequence_tokens: int, micro_batch: int
-) -> int:
-    """layers x 34 x s x b x h bytes: stored activations without recomputation."""
-    per_layer = ACTIVATION_BYTES_PER_LAYER_TOKEN_HIDDEN * sequence_tokens * micro_batch * hidden_size
-    return layers * per_layer
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,14 @@
 
 from dataclasses import dataclass
 
+import math
+
 from . import defaults as d
 from . import memory as m
+from . import training as tr
 from . import weights
 from .catalog import Card
+from .errors import InvalidInputError
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .units import GB, GIB
@@ -35,10 +39,28 @@ class MemoryBreakdown:
     bytes_per_param_low: float
     bytes_per_param_high: float
     components: tuple[Component, ...]
+    plan: "TrainingPlan | None" = None
 
     @property
     def shardable_bytes(self) -> int:
         return self.total_bytes - self.runtime_overhead_bytes
+
+    def model_state_bytes_per_card(self, cards: int) -> int:
+        """Weights (and training state) one card holds on `cards` cards, in bytes."""
+        if self.plan is None:
+            return math.ceil(self.model_state_bytes / cards)
+        return self.plan.states_per_card(cards)
+
+    def need_bytes_per_card(self, cards: int) -> int:
+        """What one card must hold when the job runs on `cards` cards, in bytes.
+
+        Inference: weights and KV cache split evenly, plus the card's runtime overhead.
+        Training: the plan's model states, this card's activations, and the overhead.
+        """
+        if self.plan is None:
+            return math.ceil(self.shardable_bytes / cards) + self.runtime_overhead_bytes
+        return (self.plan.states_per_card(cards) + (self.activations_bytes or 0)
+                + self.runtime_overhead_bytes)
 
 
 @dataclass(frozen=True)
@@ -53,40 +75,99 @@ class FitAnswer:
     card_memory_bytes: int
     usable_bytes_per_card: int
     need_bytes_per_card: int
+    model_state_bytes_per_card: int
     free_bytes_per_card: int
     total_bytes: int
     max_concurrent_sequences: int | None
     reason: str
 
 
-def _training_components(model: ModelSpec, workload: Workload) -> tuple[list[Component], float, float]:
-    """Weights and training state by component, and the low and high bytes per parameter."""
-    params = model.params
-    if workload.mode in ("full_finetune", "pretrain"):
-        if workload.precision.name == "fp32":
-            items = (("weights (fp32)", 4.0), ("gradients (fp32)", 4.0),
-                     ("Adam m (fp32)", 4.0), ("Adam v (fp32)", 4.0))
-            low = high = 16.0
-        else:
-            items = m.FULL_FINETUNE_STATE
-            low, high = m.FULL_FINETUNE_BYTES_PER_PARAM, m.FULL_FINETUNE_BYTES_PER_PARAM_HIGH
-        return [Component(name, m.weights_bytes(params, b), f"{b:g} B/param") for name, b in items], low, high
-    # LoRA and QLoRA: the frozen base in its format, plus the guide's 0.5-1 B/param for the
-    # adapters, their gradients and optimizer state, and buffers (2.5-3 B/param over bf16).
+@dataclass(frozen=True)
+class TrainingPlan:
+    """How training state lands on each card, by the method named."""
+
+    method: str
+    params: int
+    largest_layer_params: int
+    stage: int | None
+    parallel: tr.Parallelism
+    optimizer: tr.Optimizer
+    mixed_precision: bool
+    frozen_bytes: int  # LoRA: the frozen base; else 0
+    adapter_bytes: int  # LoRA: adapters with their gradients and optimizer state
+    guide_bytes_per_param: float
+
+    def states_per_card(self, cards: int) -> int:
+        """Model state bytes one card holds when training runs on `cards` cards."""
+        if self.frozen_bytes or self.adapter_bytes:
+            sharded = self.stage is None or self.stage == 3
+            divisor = self.parallel.model_parallel * (self.parallel.data_parallel(cards) if sharded else 1)
+            return math.ceil(self.frozen_bytes / divisor) + self.adapter_bytes
+        if self.stage is None:
+            return tr.guide_states_per_card(self.params, self.guide_bytes_per_param, cards)
+        return tr.deepspeed_states_per_card(self.params, self.largest_layer_params, cards, self.stage,
+                                            self.parallel, self.optimizer, self.mixed_precision)
+
+
+def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
+    """Full fine-tune and pre-training: weights, gradients, master, optimizer (and DeepSpeed's
+    fp32 gradient partition), one copy each; the plan that shards them."""
+    fp32 = workload.precision.name == "fp32"
+    half = 4.0 if fp32 else 2.0
+    items = [(f"weights ({'fp32' if fp32 else 'bf16'})", half),
+             (f"gradients ({'fp32' if fp32 else 'bf16'})", half)]
+    if not fp32:
+        items.append(("master weights (fp32)", 4.0))
+    items.extend(workload.optimizer.states)
+    if workload.zero_stage is not None and not fp32:
+        items.append(("fp32 gradient partition (DeepSpeed)", 4.0))
+    typical = sum(b for _, b in items)
+    components = [Component(name, m.weights_bytes(model.params, b), f"{b:g} B/param") for name, b in items]
+    method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
+    notes.assume("memory_method", method,
+                 "model states split evenly over the cards, as the guide does (ZeRO-3/FSDP-like)"
+                 if workload.zero_stage is None else
+                 f"DeepSpeed's accounting for ZeRO stage {workload.zero_stage} over the data-parallel cards")
+    high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
+    plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
+                        workload.parallel, workload.optimizer, not fp32, 0, 0, typical)
+    return components, typical, high, plan
+
+
+def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
+    """LoRA and QLoRA: the frozen base in its format, and the adapters with their gradients and
+    optimizer state (fp32), counted from the architecture; the guide's rule when it is unknown."""
     base = weights.weights_bytes(model, workload.precision)
-    extra_low, extra = m.LORA_BYTES_PER_PARAM_LOW - 2.0, m.LORA_BYTES_PER_PARAM - 2.0
-    components = [
-        Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
-        Component("adapters, their gradients and optimizer state, buffers",
-                  m.weights_bytes(params, extra), f"{extra:g} B/param (guide: LoRA 2.5-3 B/param)"),
-    ]
-    return components, base / params + extra_low, base / params + extra
+    adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets)
+    if adapters:
+        adapter_bytes = round(adapters * tr.lora_bytes_per_adapter_param(workload.optimizer))
+        note = (f"{adapters:,} adapter parameters (rank {workload.lora_rank}, {workload.lora_targets}) "
+                f"x {tr.lora_bytes_per_adapter_param(workload.optimizer):g} B: fp32 weights, "
+                "gradients and optimizer state")
+        method, low_extra, high_extra = workload.mode, None, None
+    else:
+        extra = m.LORA_BYTES_PER_PARAM - 2.0
+        adapter_bytes = m.weights_bytes(model.params, extra)
+        note = f"{extra:g} B/param (guide: LoRA 2.5-3 B/param); the layer shapes are not known"
+        method, low_extra, high_extra = f"{workload.mode}-guide-rule", m.LORA_BYTES_PER_PARAM_LOW - 2.0, extra
+        notes.assume("lora_adapters", "guide rule", "adapter sizes need the layer shapes (a preset "
+                     "or hf_config); the guide's 2.5-3 B/param over a 16-bit base is used")
+    components = [Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
+                  Component("adapters, their gradients and optimizer state", adapter_bytes, note)]
+    typical = (base + adapter_bytes) / model.params
+    low = typical if low_extra is None else base / model.params + low_extra
+    high = typical if high_extra is None else base / model.params + high_extra
+    plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
+                        workload.parallel, workload.optimizer, True, base, adapter_bytes, typical)
+    return components, low, high, plan
 
 
 def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> MemoryBreakdown:
     """Weights, training state, KV cache, activations and runtime overhead, in bytes."""
+    plan = None
     if workload.training:
-        components, low, high = _training_components(model, workload)
+        build = _adapter_components if workload.adapters else _full_components
+        components, low, high, plan = build(model, workload, notes)
     else:
         stored = weights.weights_bytes(model, workload.precision)
         components = [Component(f"weights ({workload.precision.name})", stored, workload.precision.note)]
@@ -104,9 +185,10 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> Memo
     else:
         activations = _training_activations(model, workload, notes)
         if activations is not None:
-            components.append(Component("activations", activations,
-                                        "Korthikanti et al. 2022 eq. 2, no recomputation, "
-                                        "FlashAttention (34 x s x b x h per layer)"))
+            components.append(Component("activations (per card)", activations,
+                                        f"Korthikanti et al. 2022, recompute {workload.recompute}, "
+                                        f"{workload.batch_size} x {workload.context_tokens} tokens, "
+                                        f"tensor parallel {workload.parallel.tensor}"))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
     components.append(Component("runtime overhead", overhead, "per card"))
     return MemoryBreakdown(
@@ -123,6 +205,7 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> Memo
         bytes_per_param_low=low,
         bytes_per_param_high=high,
         components=tuple(components),
+        plan=plan,
     )
 
 
@@ -157,11 +240,33 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
 
 def _training_activations(model: ModelSpec, workload: Workload, notes: Notes) -> int | None:
     if not (model.layers and model.hidden_size):
-        notes.warn("activations not counted: the model gives no layers and hidden_size; the guide"
-                   " adds about 15 % on top of model state (7B: 112 GB -> 130 GB+)")
+        notes.warn("activations not counted: the model gives no layers and hidden_size; the "
+                   "guide adds about 15 % on top of model state (7B: 112 GB -> 130 GB+)")
         return None
-    return m.training_activations_bytes(
-        model.layers, model.hidden_size, workload.context_tokens, workload.batch_size)
+    if workload.recompute == "none" and not model.attention_heads:
+        notes.warn("attention scores not counted: the model gives no attention_heads")
+    kv_dim = (model.resolved_kv_heads or 0) * (model.resolved_head_dim or 0) or None
+    shape = tr.BlockShape(model.hidden_size, model.attention_heads, kv_dim,
+                          model.intermediate_size, model.experts_per_token or 1)
+    activations = tr.activation_bytes(shape, model.layers, workload.context_tokens,
+                                      workload.batch_size, model.vocab_size,
+                                      workload.parallel.tensor, workload.recompute)
+    return activations * (2 if workload.precision.name == "fp32" else 1)
+
+
+def least_cards(breakdown: MemoryBreakdown, usable: int, step: int = 1) -> int | None:
+    """The least count (a multiple of `step`) whose cards each hold their share; None if even
+    MAX_CARDS cards do not. The need per card never rises with the count, so this bisects."""
+    if breakdown.need_bytes_per_card(d.MAX_CARDS - d.MAX_CARDS % step) > usable:
+        return None
+    low, high = 1, d.MAX_CARDS // step
+    while low < high:
+        middle = (low + high) // 2
+        if breakdown.need_bytes_per_card(middle * step) <= usable:
+            high = middle
+        else:
+            low = middle + 1
+    return low * step
 
 
 def fit_answer(
@@ -169,12 +274,15 @@ def fit_answer(
 ) -> FitAnswer:
     """Fit on the given count, or on the least count that fits when none is given."""
     fraction = notes.use("memory_usable_fraction", None, d.MEMORY_USABLE_FRACTION)
-    shardable, overhead = breakdown.shardable_bytes, breakdown.runtime_overhead_bytes
-    needed = m.least_cards(shardable, overhead, card.memory_bytes, fraction)
-    if needed is not None and needed > d.MAX_CARDS:
-        needed = None
-    used = count if count is not None else (needed or 1)
-    fit = m.fit_on_cards(shardable, overhead, card.memory_bytes, fraction, used)
+    usable = m.usable_bytes(card.memory_bytes, fraction)
+    step = workload.parallel.model_parallel if workload.training else 1
+    if count is not None and count % step:
+        raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline parallel "
+                                f"degree {step}", "hardware.count")
+    needed = least_cards(breakdown, usable, step)
+    used = count if count is not None else (needed or step)
+    need = breakdown.need_bytes_per_card(used)
+    fit = m.Fit(used, card.memory_bytes, usable, need, usable - need, need <= usable)
     return FitAnswer(
         card_id=card.id,
         count=used,
@@ -182,25 +290,41 @@ def fit_answer(
         fits=fit.fits,
         cards_needed=needed,
         card_memory_bytes=card.memory_bytes,
-        usable_bytes_per_card=fit.usable_bytes_per_card,
-        need_bytes_per_card=fit.need_bytes_per_card,
-        free_bytes_per_card=fit.free_bytes_per_card,
-        total_bytes=shardable + used * overhead,
+        usable_bytes_per_card=usable,
+        need_bytes_per_card=need,
+        model_state_bytes_per_card=breakdown.model_state_bytes_per_card(used),
+        free_bytes_per_card=usable - need,
+        total_bytes=need * used,
         max_concurrent_sequences=_concurrency(breakdown, fit, workload),
         reason=_fit_reason(breakdown, card, fit, needed),
     )
 
 
 def _concurrency(breakdown: MemoryBreakdown, fit: m.Fit, workload: Workload) -> int | None:
-    if workload.training or breakdown.kv_cache_bytes_per_sequence is None:
+    """The most sequences of this context whose KV caches fit beside the weights on the cards.
+
+    Exactly where the fit predicate flips: one more sequence would not fit.
+    """
+    if workload.training or not breakdown.kv_cache_bytes_per_sequence:
         return None
-    room = (fit.count * (fit.usable_bytes_per_card - breakdown.runtime_overhead_bytes)
-            - breakdown.model_state_bytes - (breakdown.activations_bytes or 0))
-    return m.max_concurrent_sequences(room, breakdown.kv_cache_bytes_per_sequence)
+    per_sequence = breakdown.kv_cache_bytes_per_sequence
+    weights_only = breakdown.model_state_bytes + (breakdown.activations_bytes or 0)
+    room = fit.count * (fit.usable_bytes_per_card - breakdown.runtime_overhead_bytes) - weights_only
+    guess = m.max_concurrent_sequences(room, per_sequence)
+
+    def holds(sequences: int) -> bool:
+        need = math.ceil((weights_only + sequences * per_sequence) / fit.count)
+        return need + breakdown.runtime_overhead_bytes <= fit.usable_bytes_per_card
+
+    while guess > 0 and not holds(guess):
+        guess -= 1
+    while holds(guess + 1):
+        guess += 1
+    return guess
 
 
 def _fit_reason(breakdown: MemoryBreakdown, card: Card, fit: m.Fit, needed: int | None) -> str:
-    per_card_state = breakdown.model_state_bytes / fit.count / GB
+    per_card_state = breakdown.model_state_bytes_per_card(fit.count) / GB
     rest = fit.need_bytes_per_card / GB - per_card_state
     head = (f"{fit.count} x {card.id}: each card holds {per_card_state:.1f} GB of model state "
             f"and {rest:.1f} GB of KV cache, activations and runtime ({fit.need_bytes_per_card / GB:.1f} GB)"

@@ -14,7 +14,10 @@ class ModelSpec:
     input embedding table; with untied embeddings the output head is a second table of the
     same size. `kv_values_per_layer` overrides 2 x kv_heads x head_dim per token and layer
     (multi-head latent attention caches one compressed vector). `sliding_layers` of the
-    `layers` keep at most `sliding_window` tokens of KV cache.
+    `layers` keep at most `sliding_window` tokens of KV cache. `linear_shapes` lists the
+    transformer blocks' linear layers as (attention | mlp | expert, fan_in, fan_out, count),
+    where known (from a config.json), for LoRA adapters; `intermediate_size` is the gated
+    MLP's width (an MoE expert's), for activations.
     """
 
     params: int
@@ -38,6 +41,8 @@ class ModelSpec:
     attention: str | None = None
     family: str | None = None
     notes: str = ""
+    linear_shapes: tuple[tuple[str, int, int, int], ...] = ()
+    intermediate_size: int | None = None
 
     def __post_init__(self) -> None:
         if self.params <= 0:
@@ -92,6 +97,17 @@ class ModelSpec:
     def has_kv_shape(self) -> bool:
         """Whether layers and the per-layer KV shape are known."""
         return bool(self.layers and self.kv_values_per_token_per_layer)
+
+    @property
+    def largest_layer_params(self) -> int:
+        """The largest single parameter tensor, as DeepSpeed's ZeRO-3 estimator counts it: the
+        embedding table or the largest linear layer (else one block's worth); 0 if unknown."""
+        if self.linear_shapes:
+            largest_linear = max(fan_in * fan_out for _, fan_in, fan_out, _ in self.linear_shapes)
+            return max(self.embedding_params or 0, largest_linear)
+        tables = (self.embedding_params or 0) * (2 if self.tied_embeddings is False else 1)
+        block = (self.params - tables) // self.layers if self.layers else 0
+        return max(self.embedding_params or 0, block)
 
     @property
     def decode_skipped_params(self) -> int:

@@ -1,6 +1,8 @@
 """A quotable one-paragraph summary of an estimate, in English or Chinese."""
 
-from .answers import EnergyAnswer, ThroughputAnswer, TrainingAnswer
+from .answers import EnergyAnswer
+from .serving import ThroughputAnswer
+from .training_time import TrainingAnswer
 from .catalog import Card
 from .inputs import Workload
 from .memory_answer import FitAnswer, MemoryBreakdown
@@ -48,15 +50,20 @@ def _en(model, workload, card, memory, fit, speed, train, energy):
         yield (f"It does not fit on {fit.count} x {card.id} ({-fit.free_bytes_per_card / GB:.1f} GB "
                f"short per card); {fit.cards_needed} are needed.")
     if speed is not None and fit.cards_needed is not None:
+        r = speed.decode_tokens_per_s_range
         yield (f"On {speed.cards} x {card.id} it generates about "
-               f"{speed.decode_tokens_per_s_expected:.1f} tokens/s per stream "
-               f"(ceiling {speed.decode_tokens_per_s_ceiling:.1f}, {speed.bound}-bound)"
+               f"{speed.decode_tokens_per_s_expected:.1f} tokens/s per stream ({r.low:.1f}-{r.high:.1f}; "
+               f"ceiling {speed.decode_tokens_per_s_ceiling:.1f}, {speed.bound}-bound)"
                + (f", {speed.total_tokens_per_s:.0f} tokens/s for a batch of {speed.batch_size}."
                   if speed.batch_size > 1 else "."))
     if train is not None and train.time_s is not None:
+        r = train.time_s_range
+        comm = ("" if train.time_s_comm_model is None else
+                f"; the communication model says {train.time_s_comm_model / SECONDS_PER_DAY:.1f} days")
         yield (f"Training on {train.train_tokens:.3g} tokens "
                f"takes about {train.time_s / SECONDS_PER_DAY:.1f} days on {train.cards} cards "
-               f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling.")
+               f"({r.low / SECONDS_PER_DAY:.1f}-{r.high / SECONDS_PER_DAY:.1f}) "
+               f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling{comm}.")
     yield (f"The cards draw {energy.power_w:,.0f} W: {energy.electricity_cost_per_year:,.0f} "
            f"{energy.currency} of electricity a year at {energy.price_per_kwh:g} per kWh.")
 
@@ -73,13 +80,19 @@ def _zh(model, workload, card, memory, fit, speed, train, energy):
         yield (f"{fit.count} 张 {card.id} 放不下（每卡差 {-fit.free_bytes_per_card / GB:.1f} GB），"
                f"需要 {fit.cards_needed} 张。")
     if speed is not None and fit.cards_needed is not None:
+        r = speed.decode_tokens_per_s_range
         yield (f"{speed.cards} 张 {card.id} 上单路生成约 {speed.decode_tokens_per_s_expected:.1f} token/s"
-               f"（上限 {speed.decode_tokens_per_s_ceiling:.1f}，{_BOUND_ZH[speed.bound]}）"
+               f"（{r.low:.1f}-{r.high:.1f}；上限 {speed.decode_tokens_per_s_ceiling:.1f}，"
+               f"{_BOUND_ZH[speed.bound]}）"
                + (f"，batch {speed.batch_size} 时总吞吐约 {speed.total_tokens_per_s:.0f} token/s。"
                   if speed.batch_size > 1 else "。"))
     if train is not None and train.time_s is not None:
+        r = train.time_s_range
+        comm = ("" if train.time_s_comm_model is None else
+                f"；按通信模型约 {train.time_s_comm_model / SECONDS_PER_DAY:.1f} 天")
         yield (f"训练 {train.train_tokens:.3g} token 在 {train.cards} 张卡上约需 "
-               f"{train.time_s / SECONDS_PER_DAY:.1f} 天（利用率 {train.mfu:.0%}，扩展效率 "
-               f"{train.scaling_efficiency:.0%}）。")
+               f"{train.time_s / SECONDS_PER_DAY:.1f} 天（{r.low / SECONDS_PER_DAY:.1f}-"
+               f"{r.high / SECONDS_PER_DAY:.1f}；利用率 {train.mfu:.0%}，扩展效率 "
+               f"{train.scaling_efficiency:.0%}{comm}）。")
     yield (f"卡的功耗 {energy.power_w:,.0f} W，按每度电 {energy.price_per_kwh:g} 算，"
            f"每年电费约 {energy.electricity_cost_per_year:,.0f} {energy.currency}。")

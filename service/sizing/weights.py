@@ -8,10 +8,11 @@ SIXTEEN_BIT_BYTES = 2.0
 
 
 def embedding_table_params(model: ModelSpec) -> int:
-    """Parameters in the embedding table and, when untied, the output head (0 if unknown)."""
+    """Parameters in the embedding table and, when known to be untied, the output head (0 if
+    unknown)."""
     if not model.embedding_params:
         return 0
-    return model.embedding_params * (1 if model.tied_embeddings else 2)
+    return model.embedding_params * (2 if model.tied_embeddings is False else 1)
 
 
 def params_bytes(params: int, table_params: int, precision: Precision) -> int:

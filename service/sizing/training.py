@@ -1,0 +1,178 @@
+"""Training memory per card: model states under ZeRO and model parallelism, activations with
+and without recomputation, optimizers, and LoRA adapters.
+
+Two accountings of model states, each named in the answer:
+  guide       16 B/param (bf16 weights 2, bf16 gradients 2, fp32 master 4, Adam m 4, v 4),
+              split evenly over the cards, as the guide does (ZeRO-3/FSDP-like).
+  deepspeed   what DeepSpeed's estimators count for ZeRO stage 0-3 (deepspeed/runtime/zero/
+              stage_1_and_2.py estimate_zero2_model_states_mem_needs, stage3.py
+              estimate_zero3_model_states_mem_needs): bf16 weights and gradients 4 B, plus
+              fp32 master, optimizer state and an fp32 gradient partition (16 B with Adam).
+"""
+
+import math
+from dataclasses import dataclass
+
+HALF_BYTES = 2
+FP32_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """An optimizer's state per parameter, by buffer."""
+
+    name: str
+    states: tuple[tuple[str, float], ...]
+    note: str
+
+    @property
+    def state_bytes_per_param(self) -> float:
+        return sum(b for _, b in self.states)
+
+
+OPTIMIZERS = {
+    o.name: o
+    for o in (
+        Optimizer("adamw", (("Adam m (fp32)", 4), ("Adam v (fp32)", 4)), "AdamW: fp32 m and v"),
+        Optimizer("adam8bit", (("Adam m (8-bit)", 1), ("Adam v (8-bit)", 1)),
+                  "8-bit Adam (bitsandbytes): m and v in 8 bits with block scales"),
+        Optimizer("sgd", (("momentum (fp32)", 4),), "SGD with momentum: one fp32 buffer"),
+    )
+}
+RECOMPUTE_MODES = ("none", "selective", "full")
+
+# Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+# section 4: per layer, 16-bit activations, sbh x (34 + 5as/h): attention block 11 sbh +
+# 5as^2b (scores, softmax, dropout), MLP 19 sbh, two layer norms 4 sbh.
+ATTENTION_SBH, MLP_SBH, NORMS_SBH, SCORES_ASB = 11, 19, 4, 5
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """How the cards are arranged: tensor x pipeline model parallelism, data parallel over the rest."""
+
+    tensor: int = 1
+    pipeline: int = 1
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tensor * self.pipeline
+
+    def data_parallel(self, cards: int) -> int:
+        return max(1, cards // self.model_parallel)
+
+
+def guide_states_per_card(params: int, bytes_per_param: float, cards: int) -> int:
+    """The guide's model state (params x 16 B) split evenly over the cards, in bytes."""
+    return math.ceil(params * bytes_per_param / cards)
+
+
+def deepspeed_states_per_card(
+    params: int, largest_layer_params: int, cards: int, stage: int, parallel: Parallelism,
+    optimizer: Optimizer, mixed_precision: bool = True,
+) -> int:
+    """Model states per card under ZeRO `stage` over the data-parallel group, in bytes.
+
+    Model parallelism first divides the parameters by tensor x pipeline degree. DeepSpeed's
+    estimators: stage 2, 4P + 16P/N; stage 3, 4 x largest layer + 18P/N (Adam, mixed
+    precision). Stage 1 shards what stage 2's estimator shards; stage 0 shards nothing.
+    """
+    shard = params / parallel.model_parallel
+    dp = parallel.data_parallel(cards)
+    weights = HALF_BYTES if mixed_precision else FP32_BYTES
+    gradients = HALF_BYTES if mixed_precision else FP32_BYTES
+    master = FP32_BYTES if mixed_precision else 0
+    fp32_gradients = FP32_BYTES if mixed_precision else 0
+    sharded = master + optimizer.state_bytes_per_param + fp32_gradients
+    if stage == 0:
+        return math.ceil(shard * (weights + gradients + sharded))
+    if stage in (1, 2):
+        return math.ceil(shard * (weights + gradients) + shard * sharded / dp)
+    return math.ceil(4 * largest_layer_params / parallel.model_parallel
+                     + shard * (weights + sharded) / dp)
+
+
+@dataclass(frozen=True)
+class BlockShape:
+    """What a layer's activations depend on. With `intermediate` known the block is the modern
+    gated-MLP, dropout-free kind; without it, the GPT block Korthikanti et al. describe."""
+
+    hidden: int
+    heads: int | None = None
+    kv_dim: int | None = None
+    intermediate: int | None = None
+    experts_per_token: int = 1
+
+    def stored_sbh(self) -> float:
+        """Bytes stored per token and hidden unit for one layer, the score matrix aside.
+
+        GPT block (Korthikanti et al. 2022, section 4): attention 11, MLP 19, norms 4: 34.
+        Gated, dropout-free block (the same accounting, no dropout masks): the QKV input, Q,
+        the output-projection input and two norm inputs (2 each, 10), K and V (4 kv/h), and
+        the MLP's input (2) with gate, up, activation and down inputs (8 I/h).
+        """
+        k = self.experts_per_token
+        if self.intermediate is None:
+            return ATTENTION_SBH + NORMS_SBH + MLP_SBH * k
+        kv = (self.kv_dim or self.hidden) / self.hidden
+        return 10 + 4 * kv + (2 + 8 * self.intermediate / self.hidden) * k
+
+    def scores_per_asb(self) -> int:
+        """Score-matrix bytes per head x s^2 x b when it is stored (eager attention): softmax
+        output, dropout mask and output for a GPT block (5); the softmax output alone (2)."""
+        return SCORES_ASB if self.intermediate is None else 2
+
+
+def layer_activation_bytes(
+    shape: BlockShape, sequence: int, micro_batch: int, tensor: int, recompute: str
+) -> float:
+    """One layer's stored activations on one card, in bytes (16-bit).
+
+    With tensor parallelism the sequence-parallel form applies (everything divided by t).
+    none: stored sbh plus the score matrix (eager attention); selective (or FlashAttention,
+    which never stores the scores): stored sbh; full: the layer input only, 2 sbh.
+    """
+    sbh = sequence * micro_batch * shape.hidden
+    if recompute == "full":
+        return 2 * sbh / tensor
+    scores = 0
+    if recompute == "none" and shape.heads:
+        scores = shape.scores_per_asb() * shape.heads * sequence * sequence * micro_batch
+    return (shape.stored_sbh() * sbh + scores) / tensor
+
+
+def activation_bytes(
+    shape: BlockShape, layers: int, sequence: int, micro_batch: int, vocab: int | None,
+    tensor: int, recompute: str,
+) -> int:
+    """Stored activations on the busiest card, in bytes.
+
+    Pipeline parallelism does not reduce it: with 1F1B the first stage holds p micro-batches
+    of L/p layers. Full recomputation adds one layer's activations (the layer being
+    recomputed); the output logits for the loss are fp32, 4 s b V / t, unchunked.
+    """
+    total = layers * layer_activation_bytes(shape, sequence, micro_batch, tensor, recompute)
+    if recompute == "full":
+        total += layer_activation_bytes(shape, sequence, micro_batch, tensor, "selective")
+    if vocab:
+        total += FP32_BYTES * sequence * micro_batch * vocab / tensor
+    return math.ceil(total)
+
+
+def compute_multiplier(recompute: str) -> float:
+    """FLOPs per parameter per token: 6 (forward 2, backward 4), 8 when every layer's forward
+    is recomputed (Korthikanti et al.: full recomputation costs a third more)."""
+    return 8.0 if recompute == "full" else 6.0
+
+
+def lora_adapter_params(linear_shapes, rank: int, targets: str) -> int:
+    """r x (fan_in + fan_out) for each targeted linear layer (A is r x in, B is out x r)."""
+    wanted = {"attention"} if targets == "attention" else {"attention", "mlp", "expert"}
+    return sum(rank * (fan_in + fan_out) * count
+               for tag, fan_in, fan_out, count in linear_shapes if tag in wanted)
+
+
+# PEFT keeps adapters in fp32 over a quantised or 16-bit base: weights 4, gradients 4, plus
+# the optimizer's state.
+def lora_bytes_per_adapter_param(optimizer: Optimizer) -> float:
+    return FP32_BYTES + FP32_BYTES + optimizer.state_bytes_per_param

@@ -1,0 +1,226 @@
+"""Training and serving in depth, pinned to published or derived references with a citation
+and a tolerance; batched decode, KV capacity, and card counts by deadline."""
+
+import pytest
+from pytest import approx
+
+GIB = 2**30
+GPT3 = {"params_billion": 175, "layers": 96, "hidden_size": 12288, "attention_heads": 96}
+
+
+def post(client, path, body):
+    response = client.post(path, json=body)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+# Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
+# arXiv 2205.05198), eq. 2 and section 5 with tensor + sequence parallelism: per layer
+# s*b*h*(34 + 5*a*s/h)/t without recomputation, 34*s*b*h/t with selective recomputation, and
+# 2*s*b*h/t (the layer input) with full recomputation. GPT-3 175B: s 2048, b 1, h 12288,
+# a 96, L 96, t 8 (the paper's configuration); sbh = 25,165,824.
+@pytest.mark.parametrize(
+    ("recompute", "expected_bytes"),
+    [
+        ("none", 96 * 25_165_824 * 114 // 8),  # 34 + 5*96*2048/12288 = 114: 34.4 GB
+        ("selective", 96 * 25_165_824 * 34 // 8),  # 10.3 GB
+        ("full", 96 * 2 * 25_165_824 // 8 + 25_165_824 * 34 // 8),  # + the layer recomputed
+    ],
+)
+def test_megatron_activation_memory_of_gpt3_on_tensor_parallel_8(client, recompute, expected_bytes):
+    body = post(client, "/memory", {"model": GPT3, "workload": {
+        "mode": "pretrain", "context_tokens": 2048, "batch_size": 1, "tensor_parallel": 8,
+        "recompute": recompute}, "hardware": {"card": "h100-sxm", "count": 8}})
+    assert body["activations_bytes"] == approx(expected_bytes, rel=1e-9)
+
+
+def test_recomputation_ratio_of_the_paper():
+    # Korthikanti et al.: selective recomputation cuts GPT-3's activations by 114/34 = 3.4x.
+    assert 114 / 34 == approx(3.35, abs=0.01)
+
+
+# DeepSpeed's estimators (deepspeed.runtime.zero.stage_1_and_2.
+# estimate_zero2_model_states_mem_needs and stage3.estimate_zero3_model_states_mem_needs):
+# ZeRO-2 per GPU 4P + 16P/N; ZeRO-3 4 x largest layer + 18P/N. The DeepSpeed docs' t5-3b
+# example (2851M params, 1 node x 8 GPUs) prints 15.93GB per GPU for ZeRO-2 without offload;
+# t5-small (60.5M params, largest layer its 32128 x 512 embedding) on 1 GPU prints 1.08GB for
+# ZeRO-3 without offload (both in GiB).
+def test_deepspeed_zero2_model_states_of_t5_3b_on_8_gpus(client):
+    body = post(client, "/memory", {"model": {"params_billion": 2.851}, "workload": {
+        "mode": "full_finetune", "zero_stage": 2}, "hardware": {"card": "a100-80gb-sxm", "count": 8}})
+    assert body["fit"]["model_state_bytes_per_card"] / GIB == approx(15.93, abs=0.005)
+
+
+def test_deepspeed_zero3_model_states_of_t5_small_on_1_gpu(client):
+    body = post(client, "/memory", {"model": {"params_billion": 0.060506624, "vocab_size": 32128,
+                                              "hidden_size": 512},
+                                    "workload": {"mode": "full_finetune", "zero_stage": 3},
+                                    "hardware": {"card": "a100-80gb-sxm", "count": 1}})
+    assert body["fit"]["model_state_bytes_per_card"] / GIB == approx(1.08, abs=0.005)
+
+
+@pytest.mark.parametrize(("stage", "bytes_per_param_on_8"), [(0, 20), (1, 4 + 16 / 8), (2, 4 + 16 / 8),
+                                                            (3, 18 / 8)])
+def test_zero_stages_shard_what_deepspeed_shards(client, stage, bytes_per_param_on_8):
+    body = post(client, "/memory", {"model": {"params_billion": 10}, "workload": {
+        "mode": "full_finetune", "zero_stage": stage}, "hardware": {"card": "h100-sxm", "count": 8}})
+    assert body["fit"]["model_state_bytes_per_card"] == approx(10e9 * bytes_per_param_on_8, rel=1e-6)
+
+
+def test_optimizer_choice_changes_the_state(client):
+    def states(optimizer):
+        return post(client, "/memory", {"model": {"params_billion": 7}, "workload": {
+            "mode": "full_finetune", "optimizer": optimizer}})["model_state_bytes"]
+    assert states("adamw") == 112e9  # 2 + 2 + 4 + 4 + 4
+    assert states("adam8bit") == 70e9  # 2 + 2 + 4 + 1 + 1
+    assert states("sgd") == 84e9  # 2 + 2 + 4 + 4
+
+
+def test_tensor_and_pipeline_parallel_divide_model_states(client):
+    def per_card(tp, pp):
+        return post(client, "/memory", {"model": {"params_billion": 70}, "workload": {
+            "mode": "full_finetune", "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp},
+            "hardware": {"card": "h100-sxm", "count": 16}})["fit"]["model_state_bytes_per_card"]
+    assert per_card(8, 1) == approx(70e9 / 8 * (4 + 16 / 2), rel=1e-6)
+    assert per_card(4, 2) == per_card(8, 1)
+
+
+def test_a_count_that_is_not_a_multiple_of_the_model_parallel_degree_is_refused(client):
+    response = client.post("/memory", json={"model": {"params_billion": 7}, "workload": {
+        "mode": "full_finetune", "tensor_parallel": 4}, "hardware": {"card": "D-M", "count": 6}})
+    assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "hardware.count"
+
+
+# torchtune README (pytorch/torchtune @ 0031bfb, "Memory and training speed"): Llama 3.1 8B
+# QLoRA on 1x 4090, 7.4 GiB peak, batch 2, packed sequence length 2048; the recipe
+# (llama3_1/8B_qlora_single_device) uses rank 8 on every linear layer, NF4 base with double
+# quantisation, activation checkpointing. The service does not model torchtune's chunked loss
+# and bf16 adapters (it counts fp32 logits and fp32 adapters), so it lands high: within 30 %.
+def test_qlora_8b_against_torchtune_measurement(client):
+    body = post(client, "/memory", {"model": "llama-3.1-8b", "workload": {
+        "mode": "qlora", "precision": "nf4-dq", "lora_rank": 8, "lora_targets": "all_linear",
+        "context_tokens": 2048, "batch_size": 2, "recompute": "full"}})
+    allocated = body["total_bytes"] - body["runtime_overhead_bytes"]  # PyTorch's peak excludes the context
+    assert allocated / GIB == approx(7.4, rel=0.30)
+    assert allocated / GIB > 7.4  # conservative, never optimistic here
+
+
+# LitGPT config_hub/finetune/README.md (Lightning-AI/litgpt @ 3ba6da4): llama-2-7b/qlora.yaml,
+# 13.68 GB peak (torch.cuda.max_memory_allocated / 1e9) on an A10G: NF4 without double
+# quantisation, rank 32 on q and v, max sequence 512, micro-batch 2, no checkpointing.
+def test_qlora_7b_against_litgpt_measurement(client):
+    body = post(client, "/memory", {"model": "llama-2-7b", "workload": {
+        "mode": "qlora", "precision": "nf4", "lora_rank": 32, "lora_targets": "attention",
+        "context_tokens": 512, "batch_size": 2, "recompute": "selective"}})
+    allocated = body["total_bytes"] - body["runtime_overhead_bytes"]
+    assert allocated / 1e9 == approx(13.68, rel=0.30)
+
+
+def test_lora_adapters_are_counted_from_the_layer_shapes(client):
+    body = post(client, "/memory", {"model": "llama-2-7b", "workload": {
+        "mode": "lora", "lora_rank": 16, "lora_targets": "all_linear"}})
+    adapters = next(c for c in body["components"] if c["name"].startswith("adapters"))
+    assert "39,976,960 adapter parameters" in adapters["note"]  # PEFT prints the same for r=16
+    assert adapters["bytes"] == 39_976_960 * 16
+
+
+def test_batched_decode_curve_rises_flattens_and_slows_each_stream(client):
+    body = post(client, "/throughput", {"model": "llama-3.1-8b", "workload": {"context_tokens": 2048},
+                                        "hardware": {"card": "h100-sxm", "count": 1}})
+    curve = body["decode_curve"]
+    totals = [p["total_tokens_per_s"] for p in curve]
+    streams = [p["decode_tokens_per_s"] for p in curve]
+    assert all(b > a for a, b in zip(totals, totals[1:]))
+    assert all(b < a for a, b in zip(streams, streams[1:]))
+    gains = [b / a for a, b in zip(totals, totals[1:])]
+    assert gains[-1] < gains[0]  # flattens as KV reads and compute catch up
+    last = curve[-1]
+    assert last["bound"] == "compute" or not last["fits"] or last["batch_size"] == 4096
+
+
+def test_max_concurrency_is_exactly_where_kv_cache_runs_out(client):
+    base = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090", "count": 1}}
+    most = post(client, "/memory", {**base, "workload": {"context_tokens": 8192}})["fit"]["max_concurrent_sequences"]
+    assert most > 0
+    fits = post(client, "/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most}})
+    over = post(client, "/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most + 1}})
+    assert fits["fits"] is True and over["fits"] is False
+
+
+def test_prefill_and_time_to_first_token(client):
+    body = post(client, "/throughput", {"model": "llama-3.1-8b", "workload": {
+        "context_tokens": 4096, "prompt_tokens": 2048}, "hardware": {"card": "h100-sxm", "count": 1}})
+    flops = 2 * 8_030_261_248 * 2048 + 2 * 2048**2 * 32 * 128 * 32
+    assert body["prefill_flops"] == approx(flops)
+    assert body["time_to_first_token_s"] == approx(flops / (989.5e12 * 0.65), rel=1e-6)
+    assert body["prefill_bound"] == "compute"
+    r = body["time_to_first_token_s_range"]
+    assert r["low"] < r["typical"] < r["high"]
+
+
+def test_engine_sets_the_decode_efficiency_range(client):
+    def speed(engine):
+        body = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090", "count": 1}}
+        if engine:
+            body["workload"] = {"engine": engine}
+        return post(client, "/throughput", body)
+    guide, llama_cpp, naive = speed(None), speed("llama.cpp"), speed("transformers")
+    assert guide["decode_efficiency"] == 0.6 and llama_cpp["decode_efficiency"] == 0.7
+    assert naive["decode_tokens_per_s_expected"] < guide["decode_tokens_per_s_expected"]
+    for answer in (guide, llama_cpp, naive):
+        r = answer["decode_tokens_per_s_range"]
+        assert r["low"] <= r["typical"] <= r["high"] <= answer["decode_tokens_per_s_ceiling"]
+
+
+def test_ring_allreduce_and_the_comm_model_beside_the_guide(client):
+    body = post(client, "/scaling", {"model": {"params_billion": 7}, "workload": {
+        "mode": "full_finetune", "train_tokens": 1e12}, "hardware": {"card": "h100-sxm", "count": 8}})
+    # One node of 8 over NVLink: 2 x 7/8 x 28 GB / 900 GB/s + 14 hops x 5 us.
+    assert body["allreduce_s"] == approx(2 * 7 / 8 * 28e9 / 900e9 + 14 * 5e-6)
+    assert body["gradient_sync_s"] == approx(28e9 / 900e9)  # the guide's first order
+    assert body["time_s"] and body["time_s_comm_model"] and body["nodes"] == 1
+
+
+def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
+    """SPEC: 7B on 1T tokens within 30 days on D-M cards: how many?"""
+    def scaling(count=None, deadline=None):
+        body = {"model": {"params_billion": 7}, "workload": {"mode": "pretrain", "train_tokens": 1e12},
+                "hardware": {"card": "D-M", **({"count": count} if count else {})}}
+        if deadline:
+            body["deadline_days"] = deadline
+        return post(client, "/scaling", body)
+    answer = scaling(deadline=30)
+    needed = answer["cards_needed_for_deadline"]
+    assert needed and needed >= answer["cards_needed_by_memory"]
+    assert scaling(count=needed)["time_days"] <= 30
+    assert scaling(count=needed - 1)["time_days"] > 30
+    comm = answer["cards_needed_for_deadline_comm_model"]
+    assert comm and scaling(count=comm)["time_s_comm_model"] <= 30 * 86400
+
+
+def test_estimate_reports_ranges_not_false_points(client):
+    body = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"},
+                                      "workload": {"engine": "vllm"}})
+    ranges = {r["name"]: r for r in body["ranges"]}
+    for name in ("total_bytes", "decode_tokens_per_s_expected", "total_tokens_per_s", "time_to_first_token_s"):
+        r = ranges[name]
+        assert r["low"] <= r["typical"] <= r["high"] and r["note"]
+    training = post(client, "/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
+                                          "workload": {"mode": "pretrain", "train_tokens": 1e12}})
+    time = {r["name"]: r for r in training["ranges"]}["time_s"]
+    assert time["low"] < time["typical"] < time["high"]
+    memory = {r["name"]: r for r in training["ranges"]}["total_bytes"]
+    assert memory["high"] - memory["typical"] == approx(4 * 7e9)  # 16 to 20 B/param
+
+
+def test_estimate_compares_alternatives(client):
+    body = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}})
+    options = {a["option"]: a for a in body["alternatives"]}
+    assert options["precision bf16"]["cards_needed"] == 2
+    assert options["precision awq"]["cards_needed"] == 1
+    assert options["precision awq"]["value"] > options["precision fp8"]["value"]  # fewer bytes read
+    training = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-sxm"},
+                                          "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
+    options = {a["option"]: a for a in training["alternatives"]}
+    assert options["ZeRO-3, recompute selective"]["cards_needed"] <= options["ZeRO-1, recompute selective"]["cards_needed"]
+    assert "8 FLOPs" in options["guide even split, recompute full"]["note"]
