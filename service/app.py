@@ -5,7 +5,7 @@ import time
 
 from flask import Flask, request
 
-from .api import catalog, ops, resources
+from .api import catalog, decisions, ops, resources
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
@@ -30,7 +30,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
     init_catalogs(app)
-    for blueprint in (resources.bp, catalog.bp, ops.bp):
+    for blueprint in (resources.bp, decisions.bp, catalog.bp, ops.bp):
         app.register_blueprint(blueprint)
     register_errors(app)
     init_metrics(app)

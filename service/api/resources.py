@@ -3,7 +3,10 @@
 from flask import Blueprint, request
 
 from ..metrics import count_estimate
+from ..sizing import defaults
 from ..sizing import estimate as domain
+from ..sizing.catalog import Price
+from .catalogs import current_catalogs
 from . import schemas as s
 from .jsonio import json_body
 
@@ -16,11 +19,22 @@ _scaling_in, _scaling_out = s.ScalingRequestSchema(), s.ScalingResponseSchema()
 _cost_in, _cost_out = s.CostRequestSchema(), s.CostResponseSchema()
 
 
+def _price(args: dict, hardware) -> Price | None:
+    """The card price: given in the request, else the operator's catalog price for the card."""
+    currency = args["energy"].currency or defaults.CURRENCY.value
+    if "card_price" in args:
+        return Price(args["card_price"], currency, "given by the caller")
+    if hardware is None:
+        return None
+    return current_catalogs().prices.get(hardware.card.id)
+
+
 @bp.post("/estimate")
 def estimate():
     args = _estimate_in.load(json_body(request))
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
-                             args.get("lang"))
+                             args.get("lang"), _price(args, args["hardware"]),
+                             args.get("overhead_fraction"))
     count_estimate("estimate", result.card.line)
     return _estimate_out.dump(result)
 
@@ -55,6 +69,7 @@ def cost():
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
     power_w = domain.hardware_power_w(hardware) if hardware else args["power_w"]
-    result = domain.cost(power_w, args["energy"])
+    result = domain.cost(power_w, args["energy"], hardware.count or 1 if hardware else None,
+                         _price(args, hardware), args.get("overhead_fraction"))
     count_estimate("cost", hardware.card.line if hardware else "none")
     return _cost_out.dump(result)

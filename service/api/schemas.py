@@ -12,6 +12,9 @@ from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, va
 
 from ..sizing import defaults
 from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card
+from ..sizing.normalize import ACCUMULATE, LADDER
+from ..sizing.ranking import DIMENSIONS
+from ..sizing.recommend import SCENARIOS, Constraints
 from ..sizing.hfconfig import model_from_hf_config
 from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.model import ModelSpec
@@ -259,11 +262,21 @@ def _energy():
     return fields.Nested(EnergySpecSchema, load_default=lambda: EnergyInput())
 
 
+def _price():
+    return StrictFloat(validate=_range(0, 1e12))
+
+
+def _overhead():
+    return StrictFloat(validate=_range(0, 5))
+
+
 class EstimateRequestSchema(_Strict):
     model = ModelField(required=True)
     workload = _workload()
     hardware = fields.Nested(HardwareSpecSchema, required=True)
     energy = _energy()
+    card_price = _price()
+    overhead_fraction = _overhead()
     lang = fields.String(validate=validate.OneOf(defaults.LANGS))
 
 
@@ -290,11 +303,69 @@ class CostRequestSchema(_Strict):
     hardware = fields.Nested(HardwareSpecSchema)
     power_w = StrictFloat(validate=_positive(1e9))
     energy = _energy()
+    card_price = _price()
+    overhead_fraction = _overhead()
 
     @validates_schema
     def one_source_of_power(self, data, **kwargs):
         if ("hardware" in data) == ("power_w" in data):
             raise ValidationError("Give exactly one of hardware and power_w.", "power_w")
+
+
+class RankRequestSchema(_Strict):
+    line = fields.String(validate=validate.OneOf(LINES))
+    cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200))
+    weights = fields.Dict(keys=fields.String(validate=validate.OneOf(DIMENSIONS)),
+                          values=StrictFloat(validate=_range(0, 1000)))
+    model = ModelField()
+    workload = _workload()
+    count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+
+
+class ConstraintsSpecSchema(_Strict):
+    """The guide's questions (power per card, continuous hours, splitting) and two more."""
+
+    power_w = StrictFloat(validate=_positive(100_000))
+    continuous_hours = StrictFloat(validate=_range(0, 1_000_000))
+    splittable = StrictBoolean()
+    budget = StrictFloat(validate=_range(0, 1e15))
+    certified_drivers = StrictBoolean()
+    ecc = StrictBoolean()
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> Constraints:
+        return Constraints(**data)
+
+
+class RecommendRequestSchema(_Strict):
+    scenario = fields.String(validate=validate.OneOf(tuple(SCENARIOS)))
+    model = ModelField()
+    workload = fields.Nested(WorkloadSpecSchema)
+    constraints = fields.Nested(ConstraintsSpecSchema)
+    prices = fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)))
+    currency = fields.String(validate=validate.Length(min=1, max=10))
+    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+
+    @validates_schema
+    def model_or_scenario(self, data, **kwargs):
+        if "model" not in data and "scenario" not in data:
+            raise ValidationError("Give a model, or one of the guide's scenarios.", "model")
+
+
+class NormalizeRequestSchema(_Strict):
+    value = StrictFloat(required=True, validate=_positive(1e9))
+    precision = fields.String(required=True, validate=validate.OneOf(tuple(LADDER)))
+    sparse = StrictBoolean(load_default=False)
+    accumulate = fields.String(validate=validate.OneOf(ACCUMULATE))
+
+
+class _TroubleshootQuerySchema(_Strict):
+    """GET /troubleshoot parameters."""
+
+    q = fields.String(required=True, validate=validate.Length(min=1, max=500))
+    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    line = fields.String(validate=validate.OneOf(LINES))
+    limit = fields.Integer(validate=_range(1, 8))
 
 
 # --- responses ----------------------------------------------------------------------------
@@ -569,14 +640,52 @@ class ScalingResponseSchema(TrainingSchema):
         return {**_attrs(result), **_attrs(result.training), "mode": result.workload.mode}
 
 
+class HostSchema(Schema):
+    cards = fields.Integer(required=True)
+    machines = fields.Integer(required=True)
+    cards_power_w = Num(required=True)
+    system_peak_w = Num(required=True)
+    transient_peak_w = Num(required=True)
+    psu_w = fields.Integer(required=True, allow_none=True)
+    host_ram_gb = fields.Integer(required=True)
+    cpu_cores = fields.Integer(required=True)
+    server_power_w_low = Num(required=True, allow_none=True)
+    server_power_w_high = Num(required=True, allow_none=True)
+    ups_w = Num(required=True, allow_none=True)
+    power_feeds = fields.Integer(required=True, allow_none=True)
+    typical_power_w = Num(required=True)
+    notes = fields.List(fields.String(), required=True)
+
+
+class OwnershipSchema(Schema):
+    cards = fields.Integer(required=True)
+    card_price = Num(required=True)
+    price_source = fields.String(required=True)
+    currency = fields.String(required=True)
+    years = Num(required=True)
+    cards_cost = Num(required=True)
+    installation_overhead_low = Num(required=True)
+    installation_overhead = Num(required=True)
+    installation_overhead_high = Num(required=True)
+    electricity_over_years = Num(required=True)
+    total_low = Num(required=True)
+    total = Num(required=True)
+    total_high = Num(required=True)
+    total_per_year = Num(required=True)
+    total_per_day = Num(required=True)
+    cost_per_million_tokens = Num(required=True, allow_none=True)
+    cost_per_run = Num(required=True, allow_none=True)
+
+
 class CostResponseSchema(EnergySchema):
+    ownership = fields.Nested(OwnershipSchema, required=True, allow_none=True)
     assumptions = _assumptions()
     warnings = _warnings()
 
     @pre_dump
     def flatten(self, result, **kwargs):
-        return {**_attrs(result.energy), "assumptions": result.assumptions,
-                "warnings": result.warnings}
+        return {**_attrs(result.energy), "ownership": result.ownership,
+                "assumptions": result.assumptions, "warnings": result.warnings}
 
 
 class FigureRangeSchema(Schema):
@@ -610,6 +719,8 @@ class EstimateResponseSchema(Schema):
     throughput = fields.Nested(ThroughputSchema, required=True, allow_none=True)
     training = fields.Nested(TrainingSchema, required=True, allow_none=True)
     energy = fields.Nested(EnergySchema, required=True)
+    host = fields.Nested(HostSchema, required=True)
+    ownership = fields.Nested(OwnershipSchema, required=True, allow_none=True)
     lang = fields.String(required=True)
     summary = fields.String(required=True)
 
@@ -735,3 +846,114 @@ class ModelListSchema(Schema):
 
 class HealthSchema(Schema):
     status = fields.String(required=True)
+
+
+class DimensionScoreSchema(Schema):
+    dimension = fields.String(required=True)
+    value = Num(required=True, allow_none=True)
+    unit = fields.String(required=True)
+    score = Num(required=True)
+    weight = Num(required=True)
+    contribution = Num(required=True)
+
+
+class RankedCardSchema(Schema):
+    rank = fields.Integer(required=True)
+    card = fields.Nested(CardInfoSchema, required=True)
+    total_score = Num(required=True)
+    scores = fields.List(fields.Nested(DimensionScoreSchema), required=True)
+    explanation = fields.String(required=True)
+
+
+class ExcludedCardSchema(Schema):
+    card = fields.Nested(CardInfoSchema, required=True)
+    cards_needed = fields.Integer(required=True, allow_none=True)
+    reason = fields.String(required=True)
+
+
+class RankResponseSchema(Schema):
+    line = fields.String(required=True)
+    weights = fields.Dict(keys=fields.String(), values=Num(), required=True)
+    normalisation = fields.String(required=True)
+    ranking = fields.List(fields.Nested(RankedCardSchema), required=True)
+    excluded = fields.List(fields.Nested(ExcludedCardSchema), required=True)
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+
+class CandidateSchema(Schema):
+    card = fields.Nested(CardInfoSchema, required=True)
+    count = fields.Integer(required=True, allow_none=True)
+    fits = fields.Boolean(required=True)
+    figure = fields.String(required=True)
+    value = Num(required=True, allow_none=True)
+    price_total = Num(required=True, allow_none=True)
+    value_per_cost = Num(required=True, allow_none=True)
+    reason = fields.String(required=True)
+
+
+class LineExclusionSchema(Schema):
+    line = fields.String(required=True)
+    reason = fields.String(required=True)
+
+
+class ScenarioCheckSchema(Schema):
+    id = fields.String(required=True)
+    title = fields.String(required=True)
+    guide_answer = fields.String(required=True)
+    agrees = fields.Boolean(required=True)
+    comparison = fields.List(fields.String(), required=True)
+
+
+class RecommendResponseSchema(Schema):
+    line = fields.String(required=True)
+    tier = fields.Nested(CardInfoSchema, required=True, allow_none=True)
+    count = fields.Integer(required=True, allow_none=True)
+    ranked_by = fields.String(required=True)
+    value = Num(required=True, allow_none=True)
+    example_cards = fields.List(fields.Nested(CardInfoSchema), required=True)
+    excluded_lines = fields.List(fields.Nested(LineExclusionSchema), required=True)
+    candidates = fields.List(fields.Nested(CandidateSchema), required=True)
+    host = fields.Nested(HostSchema, required=True, allow_none=True)
+    reasons = fields.List(fields.String(), required=True)
+    lang = fields.String(required=True)
+    summary = fields.String(required=True)
+    scenario = fields.Nested(ScenarioCheckSchema, required=True, allow_none=True)
+    assumptions = _assumptions()
+    warnings = _warnings()
+
+
+class NormalizeResponseSchema(Schema):
+    value = Num(required=True)
+    precision = fields.String(required=True)
+    sparse = fields.Boolean(required=True)
+    accumulate = fields.String(required=True, allow_none=True)
+    dense_value = Num(required=True)
+    dense_bf16 = Num(required=True)
+    dense = fields.Dict(keys=fields.String(), values=Num(), required=True)
+    rules = fields.List(fields.String(), required=True)
+
+    @pre_dump
+    def flatten(self, result, **kwargs):
+        return {**_attrs(result), "dense": dict(result.dense)}
+
+
+class TroubleshootMatchSchema(Schema):
+    id = fields.String(required=True)
+    symptom = fields.String(required=True)
+    cause = fields.String(required=True)
+    check = fields.String(required=True)
+    fix = fields.String(required=True)
+    score = Num(required=True)
+    matched = fields.List(fields.String(), required=True)
+    source = fields.String(required=True)
+
+
+class TroubleshootResponseSchema(Schema):
+    query = fields.String(required=True)
+    lang = fields.String(required=True)
+    matches = fields.List(fields.Nested(TroubleshootMatchSchema), required=True)
+    diagnosis_order = fields.List(fields.String(), required=True)
+    lessons = fields.List(fields.String(), required=True)
+    advice = fields.List(fields.String(), required=True)
+    source = fields.String(required=True)

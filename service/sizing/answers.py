@@ -1,9 +1,17 @@
-"""The energy answer: electricity per day and year, for one installation and a fleet."""
+"""Energy and ownership answers: electricity per day and year for one installation and a
+fleet, and the cost of owning the cards with their installation."""
 
 from dataclasses import dataclass
 
 from . import defaults as d
-from .cost import electricity_cost, energy_kwh_per_day, per_year
+from .cost import (
+    INSTALLATION_OVERHEAD,
+    cost_per_million_tokens,
+    electricity_cost,
+    energy_kwh_per_day,
+    installation_overhead,
+    per_year,
+)
 from .inputs import EnergyInput, Notes
 
 
@@ -60,3 +68,60 @@ def energy_answer(power_w: float, given: EnergyInput, notes: Notes) -> EnergyAns
         fleet_electricity_cost_over_years=year_cost * years * machines,
     )
 
+
+
+@dataclass(frozen=True)
+class OwnershipAnswer:
+    """Cards, the installation around them and electricity over the years, as a range."""
+
+    cards: int
+    card_price: float
+    price_source: str
+    currency: str
+    years: float
+    cards_cost: float
+    installation_overhead_low: float
+    installation_overhead: float
+    installation_overhead_high: float
+    electricity_over_years: float
+    total_low: float
+    total: float
+    total_high: float
+    total_per_year: float
+    total_per_day: float
+    cost_per_million_tokens: float | None
+    cost_per_run: float | None
+
+
+def ownership_answer(
+    cards: int, card_price: float, price_source: str, energy: EnergyAnswer,
+    overhead: float | None, notes: Notes, tokens_per_s: float | None = None,
+    run_s: float | None = None,
+) -> OwnershipAnswer:
+    """Cards x price, 50-100 % installation overhead, electricity over the years as its own
+    line; the cost of a million tokens at `tokens_per_s`, or of a run of `run_s` seconds."""
+    low, typical, high = (overhead, overhead, overhead) if overhead is not None else INSTALLATION_OVERHEAD
+    if overhead is None:
+        notes.assume("installation_overhead", typical, "guide: racks, power, cooling, switches, "
+                     "storage and staff add 50-100 % of the card price")
+    cards_cost = cards * card_price
+    electricity = energy.electricity_cost_over_years
+    total = cards_cost * (1 + typical) + electricity
+    per_year = total / energy.years
+    run = None
+    if run_s is not None:
+        run = run_s * per_year / (365 * 86_400) if energy.hours_per_day else None
+    return OwnershipAnswer(
+        cards=cards, card_price=card_price, price_source=price_source, currency=energy.currency,
+        years=energy.years, cards_cost=cards_cost,
+        installation_overhead_low=installation_overhead(cards_cost, low),
+        installation_overhead=installation_overhead(cards_cost, typical),
+        installation_overhead_high=installation_overhead(cards_cost, high),
+        electricity_over_years=electricity,
+        total_low=cards_cost * (1 + low) + electricity, total=total,
+        total_high=cards_cost * (1 + high) + electricity,
+        total_per_year=per_year, total_per_day=per_year / 365,
+        cost_per_million_tokens=None if tokens_per_s is None else cost_per_million_tokens(
+            per_year, tokens_per_s, energy.hours_per_day, energy.utilization),
+        cost_per_run=run,
+    )

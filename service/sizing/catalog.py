@@ -235,7 +235,8 @@ def build_catalog(cards: tuple[Card, ...]) -> Catalog:
     return Catalog(cards=cards, index=_index(cards, lambda c: (c.id, *c.aliases)))
 
 
-def _read_data(name: str) -> dict:
+def read_data(name: str) -> dict:
+    """A packaged data file (data/NAME, TOML), parsed."""
     text = resources.files(__package__).joinpath(f"data/{name}").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
@@ -243,10 +244,10 @@ def _read_data(name: str) -> dict:
 @cache
 def catalog() -> Catalog:
     """The packaged card catalog, read once: the guide's tiers, then real cards."""
-    tiers = tuple(_tier_card(raw) for raw in _read_data("tiers.toml")["tier"])
+    tiers = tuple(_tier_card(raw) for raw in read_data("tiers.toml")["tier"])
     by_id = {t.id: t for t in tiers}
     cards = tuple(real_card(raw, by_id, f"cards.toml card {i + 1} ({raw.get('id')})")
-                  for i, raw in enumerate(_read_data("cards.toml").get("card", [])))
+                  for i, raw in enumerate(read_data("cards.toml").get("card", [])))
     return build_catalog(tiers + cards)
 
 
@@ -336,7 +337,7 @@ def _shared_configs(entries: list) -> list:
 @cache
 def model_catalog() -> ModelCatalog:
     """The packaged model presets, read once."""
-    entries = _shared_configs(_read_data("models.toml")["model"])
+    entries = _shared_configs(read_data("models.toml")["model"])
     return build_model_catalog(tuple(
         model_preset(raw, f"models.toml model {i + 1} ({raw.get('id')})")
         for i, raw in enumerate(entries)))

@@ -16,3 +16,20 @@ def per_year(per_day: float) -> float:
 def electricity_cost(energy_kwh: float, price_per_kwh: float) -> float:
     """kWh x price per kWh, in the caller's currency."""
     return energy_kwh * price_per_kwh
+
+
+# Guide section 5.3: racks, power distribution, cooling, switches, storage and staff add
+# 50-100 % of the card price.
+INSTALLATION_OVERHEAD = (0.5, 0.75, 1.0)
+
+
+def installation_overhead(cards_cost: float, fraction: float) -> float:
+    """Everything outside the cards, as a share of their price."""
+    return cards_cost * fraction
+
+
+def cost_per_million_tokens(cost_per_year: float, tokens_per_s: float, hours_per_day: float,
+                            utilization: float) -> float | None:
+    """A year's cost over the tokens a year produces at that rate, per million tokens."""
+    tokens = tokens_per_s * 3_600 * hours_per_day * 365 * utilization
+    return None if tokens <= 0 else cost_per_year / tokens * 1e6

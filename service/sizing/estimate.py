@@ -3,8 +3,10 @@
 from dataclasses import dataclass, replace
 
 from . import defaults as d
-from .answers import EnergyAnswer, energy_answer
-from .catalog import Card
+from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
+from .catalog import Card, Price
+from . import ranking
+from .host import HostSizing, host_sizing
 from .errors import InvalidInputError
 from .inputs import (
     Assumption,
@@ -95,6 +97,7 @@ class FigureRange:
 @dataclass(frozen=True)
 class CostResult:
     energy: EnergyAnswer
+    ownership: OwnershipAnswer | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
 
@@ -109,6 +112,8 @@ class Estimate:
     throughput: ThroughputAnswer | None
     training: TrainingAnswer | None
     energy: EnergyAnswer | None
+    host: HostSizing
+    ownership: OwnershipAnswer | None
     fits: bool
     cards_needed: int | None
     bound: str
@@ -188,11 +193,24 @@ def _curve_point(model, workload, card, cards, place) -> CurvePoint:
     return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_comm_model)
 
 
-def cost(power_w: float, energy: EnergyInput) -> CostResult:
-    """Electricity for a draw of `power_w` watts."""
+def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
+         price: Price | None = None, overhead: float | None = None) -> CostResult:
+    """Electricity for a draw of `power_w` watts; with cards and a price, the cost of owning them."""
     notes = Notes()
     answer = energy_answer(power_w, energy, notes)
-    return CostResult(answer, *_frozen(notes))
+    owned = None
+    if cards is not None and price is not None:
+        owned = ownership_answer(cards, price.amount, price.source, answer, overhead, notes)
+        _currency_check(price, answer, notes)
+    elif cards is not None:
+        notes.warn("no card price given or known: cost of ownership not computed (give card_price)")
+    return CostResult(answer, owned, *_frozen(notes))
+
+
+def _currency_check(price: Price, energy: EnergyAnswer, notes: Notes) -> None:
+    if price.currency != energy.currency:
+        notes.warn(f"the card price is in {price.currency} and electricity in {energy.currency}: "
+                   "the totals add them as given; convert one first")
 
 
 def hardware_power_w(hardware: HardwareInput) -> float:
@@ -206,6 +224,8 @@ def estimate(
     hardware: HardwareInput,
     energy: EnergyInput,
     lang: str | None = None,
+    price: Price | None = None,
+    overhead: float | None = None,
 ) -> Estimate:
     """Memory, fit and card count, speed or training time, electricity, warnings, summary."""
     notes = Notes()
@@ -220,17 +240,31 @@ def estimate(
              if resolved.training else None)
     if train is not None:
         _training_warnings(train, card, notes)
-    power = card.power_w * cards
-    notes.assume("power_w", power, "rated card power x cards; the host is not counted")
-    electricity = energy_answer(power, energy, notes)
+    host = host_sizing(card, cards)
+    notes.assume("power_w", host.typical_power_w,
+                 "servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3)"
+                 if card.line == "datacenter" else
+                 "rated card power plus 250 W for the host's CPU, board, drives and fans")
+    electricity = energy_answer(host.typical_power_w, energy, notes)
+    owned = _ownership(cards, price, electricity, overhead, speed, train, notes)
     _duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
     text = summarise(language, model, resolved, card, breakdown, fit, speed, train, electricity)
     ranges = _ranges(model, breakdown, fit, speed, train)
     alternatives = _alternatives(model, workload, resolved, hardware)
-    return Estimate(model, resolved, card, breakdown, fit, speed, train, electricity, fit.fits,
-                    fit.cards_needed, bound, ranges, alternatives, language, text, *_frozen(notes))
+    return Estimate(model, resolved, card, breakdown, fit, speed, train, electricity, host, owned,
+                    fit.fits, fit.cards_needed, bound, ranges, alternatives, language, text,
+                    *_frozen(notes))
+
+
+def _ownership(cards, price, electricity, overhead, speed, train, notes) -> OwnershipAnswer | None:
+    if price is None:
+        return None
+    _currency_check(price, electricity, notes)
+    return ownership_answer(cards, price.amount, price.source, electricity, overhead, notes,
+                            tokens_per_s=None if speed is None else speed.total_tokens_per_s,
+                            run_s=None if train is None else train.time_s)
 
 
 INFERENCE_ALTERNATIVES = ("bf16", "fp8", "awq", "q4_k_m")
@@ -360,3 +394,52 @@ def _duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None
 
 def _frozen(notes: Notes) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
     return tuple(notes.assumptions), tuple(notes.warnings)
+
+
+@dataclass(frozen=True)
+class Excluded:
+    card: Card
+    cards_needed: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RankResult:
+    line: str
+    weights: dict
+    normalisation: str
+    ranking: tuple
+    excluded: tuple[Excluded, ...]
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...]
+
+
+def rank_cards(
+    cards: tuple[Card, ...], line: str, weights: dict | None, model: ModelSpec | None,
+    workload: WorkloadInput, count: int | None,
+) -> RankResult:
+    """The guide's ranking: memory first as a threshold (when a model is given), then the
+    weighted, normalised dimensions."""
+    notes = Notes()
+    if weights is None:
+        weights = ranking.WEIGHTS[line]
+        notes.assume("weights", line, f"the guide's weights for the {line} line")
+    weights = ranking.check_weights(weights)
+    kept, excluded = list(cards), []
+    if model is not None:
+        limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
+        resolved = resolve_workload(workload, notes)
+        breakdown = memory_breakdown(model, resolved, notes)
+        kept = []
+        for card in cards:
+            fit = fit_answer(breakdown, resolved, card, None, Notes())
+            if fit.cards_needed is not None and fit.cards_needed <= limit:
+                kept.append(card)
+            else:
+                excluded.append(Excluded(card, fit.cards_needed, (
+                    f"needs {fit.cards_needed} cards, {limit} allowed" if fit.cards_needed else
+                    "holds it on no number of cards")))
+    if not kept:
+        notes.warn("no compared card passes the memory threshold")
+    return RankResult(line, weights, ranking.NORMALISATION, ranking.rank(tuple(kept), weights),
+                      tuple(excluded), *_frozen(notes))

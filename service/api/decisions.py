@@ -1,0 +1,124 @@
+"""The procurement endpoints: rank, recommend, normalise a marketing figure, troubleshoot."""
+
+from flask import Blueprint, request
+
+from ..metrics import count_estimate
+from ..sizing import recommend as rec
+from ..sizing.catalog import Price
+from ..sizing.errors import InvalidInputError
+from ..sizing.estimate import rank_cards
+from ..sizing.host import host_sizing
+from ..sizing.inputs import WorkloadInput
+from ..sizing.normalize import normalize as normalise_figure
+from ..sizing.troubleshoot import diagnose
+from . import schemas as s
+from .catalogs import current_catalogs
+from .jsonio import json_body
+
+bp = Blueprint("decisions", __name__)
+
+_rank_in, _rank_out = s.RankRequestSchema(), s.RankResponseSchema()
+_recommend_in, _recommend_out = s.RecommendRequestSchema(), s.RecommendResponseSchema()
+_normalize_in, _normalize_out = s.NormalizeRequestSchema(), s.NormalizeResponseSchema()
+_trouble_in, _trouble_out = s._TroubleshootQuerySchema(), s.TroubleshootResponseSchema()
+
+
+@bp.post("/rank")
+def rank():
+    args = _rank_in.load(json_body(request))
+    catalogs = current_catalogs()
+    names = args.get("cards")
+    cards = tuple(catalogs.cards.get(n, "cards") for n in names) if names else None
+    line = args.get("line") or _single_line(cards)
+    if cards is None:
+        cards = tuple(c for c in catalogs.cards.cards if c.line == line)
+    result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
+                        args.get("count"))
+    count_estimate("rank", line)
+    return _rank_out.dump(result)
+
+
+def _single_line(cards) -> str:
+    lines = {c.line for c in cards or ()}
+    if len(lines) != 1:
+        raise InvalidInputError("give line, or cards of one product line", "line")
+    return lines.pop()
+
+
+@bp.post("/recommend")
+def recommend():
+    args = _recommend_in.load(json_body(request))
+    catalogs = current_catalogs()
+    scenario = rec.SCENARIOS.get(args.get("scenario"))
+    model = args.get("model") or catalogs.models.get(scenario.model).spec
+    workload = args.get("workload") or (WorkloadInput(**scenario.workload) if scenario else WorkloadInput())
+    constraints = args.get("constraints") or (scenario.constraints if scenario else rec.Constraints())
+    prices = {**catalogs.prices, **_given_prices(args, catalogs)}
+    result = rec.recommend(model, workload, constraints, catalogs.cards, prices)
+    count_estimate("recommend", result.line)
+    return _recommend_out.dump(_answer(result, scenario, args.get("lang") or "en"))
+
+
+def _given_prices(args, catalogs) -> dict:
+    currency = args.get("currency", "the caller's currency")
+    return {catalogs.cards.get(name, "prices").id: Price(amount, currency, "given by the caller")
+            for name, amount in (args.get("prices") or {}).items()}
+
+
+def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
+    choice = result.choice
+    reasons = result.reasons_zh if lang == "zh" else result.reasons_en
+    check = None
+    if scenario is not None:
+        agrees, lines = rec.compare_with_guide(scenario, result)
+        check = {"id": scenario.id, "title": scenario.title, "guide_answer": scenario.guide_answer,
+                 "agrees": agrees, "comparison": list(lines)}
+    return {
+        "line": result.line,
+        "tier": choice.card if choice else None,
+        "count": choice.count if choice else None,
+        "ranked_by": result.ranked_by,
+        "value": choice.value if choice else None,
+        "example_cards": result.examples,
+        "excluded_lines": [{"line": line, "reason": why} for line, why in result.excluded_lines],
+        "candidates": result.candidates,
+        "host": host_sizing(choice.card, choice.count) if choice else None,
+        "reasons": list(reasons),
+        "lang": lang,
+        "summary": rec.summary(result, lang),
+        "scenario": check,
+        "assumptions": [],
+        "warnings": [] if choice else ["no tier of any allowed line meets the constraints"],
+    }
+
+
+@bp.post("/normalize")
+def normalize():
+    args = _normalize_in.load(json_body(request))
+    return _normalize_out.dump(normalise_figure(args["value"], args["precision"], args["sparse"],
+                                                args.get("accumulate")))
+
+
+@bp.get("/troubleshoot")
+def troubleshoot():
+    args = _trouble_in.load(request.args.to_dict())
+    lang = args.get("lang") or _accepts_chinese()
+    result = diagnose(args["q"], lang, args.get("line"), args.get("limit", 3))
+    return _trouble_out.dump({
+        "query": result.query, "lang": lang,
+        "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}
+                    for m in result.matches],
+        "diagnosis_order": list(result.steps), "lessons": list(result.lessons),
+        "advice": list(result.advice), "source": result.source,
+    })
+
+
+def _accepts_chinese() -> str:
+    return "zh" if request.accept_languages.best_match(["en", "zh"]) == "zh" else "en"
+
+
+def _row(row, lang: str) -> dict:
+    zh = lang == "zh"
+    return {"id": row.id, "source": row.source,
+            "symptom": row.symptom_zh if zh else row.symptom, "cause": row.cause_zh if zh else row.cause,
+            "check": row.check_zh if zh else row.check, "fix": row.fix_zh if zh else row.fix}

@@ -1,0 +1,54 @@
+"""A vendor's marketing figure as dense figures per precision, with each rule named.
+
+The ladder on current tensor units: dense FP8 and INT8 run at twice dense FP16/BF16, FP4 at
+four times, TF32 at half; a "with sparsity" figure is
+twice the dense one (guide section 1.3: a sparse INT8 figure is divided by 4 to compare with
+dense BF16). GeForce cards quote FP16 with FP16 accumulate, twice the FP32-accumulate rate
+training uses.
+"""
+
+from dataclasses import dataclass
+
+from .errors import InvalidInputError
+
+# Dense rate relative to dense BF16 on tensor units.
+LADDER = {"fp4": 4.0, "int4": 4.0, "fp8": 2.0, "int8": 2.0, "bf16": 1.0, "fp16": 1.0, "tf32": 0.5}
+ACCUMULATE = ("fp16", "fp32")
+
+
+@dataclass(frozen=True)
+class Normalized:
+    value: float
+    precision: str
+    sparse: bool
+    accumulate: str | None
+    dense_value: float
+    dense_bf16: float
+    dense: tuple[tuple[str, float], ...]
+    rules: tuple[str, ...]
+
+
+def normalize(value: float, precision: str, sparse: bool, accumulate: str | None = None) -> Normalized:
+    """Dense figure in the given precision, its BF16 equivalent, and the whole ladder."""
+    key = precision.strip().lower()
+    if key not in LADDER:
+        raise InvalidInputError(f"precision must be one of {', '.join(LADDER)}", "precision")
+    if accumulate is not None and accumulate not in ACCUMULATE:
+        raise InvalidInputError(f"accumulate must be one of {', '.join(ACCUMULATE)}", "accumulate")
+    rules = []
+    dense = value
+    if sparse:
+        dense /= 2
+        rules.append("sparse: a 2:4 structured-sparsity figure is twice the dense rate, so / 2")
+    if accumulate == "fp16" and key in ("fp16", "bf16", "fp8"):
+        dense /= 2
+        rules.append("accumulate fp16: GeForce cards quote FP16-accumulate rates, twice the "
+                     "FP32-accumulate rate training uses, so / 2")
+    bf16 = dense / LADDER[key]
+    if LADDER[key] != 1.0:
+        factor = LADDER[key]
+        rules.append(f"{key} to bf16: dense {key} runs at {factor:g}x dense bf16 on tensor units, "
+                     f"so / {factor:g}" if factor > 1 else
+                     f"{key} to bf16: dense tf32 runs at half dense bf16, so x 2")
+    ladder = tuple((name, bf16 * factor) for name, factor in LADDER.items())
+    return Normalized(value, key, sparse, accumulate, dense, bf16, ladder, tuple(rules))

@@ -1,0 +1,115 @@
+"""Ranking cards the guide's way: five dimensions, weighted by product line, each scored
+0-100 against the best card in the compared set; memory first as a threshold."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .catalog import Card
+from .errors import InvalidInputError
+from .units import GB, GIB, TERA
+
+DIMENSIONS = ("dense_compute", "memory_capacity", "memory_bandwidth", "interconnect",
+              "efficiency_stability")
+# Guide section 1.2 (SPEC.md "Ranking weights by product line"), percent.
+WEIGHTS = {
+    "consumer": {"dense_compute": 25, "memory_capacity": 20, "memory_bandwidth": 30,
+                 "interconnect": 5, "efficiency_stability": 20},
+    "workstation": {"dense_compute": 25, "memory_capacity": 30, "memory_bandwidth": 25,
+                    "interconnect": 10, "efficiency_stability": 10},
+    "datacenter": {"dense_compute": 30, "memory_capacity": 30, "memory_bandwidth": 25,
+                   "interconnect": 15, "efficiency_stability": 0},
+}
+UNITS = {"dense_compute": "TFLOP/s", "memory_capacity": "GiB", "memory_bandwidth": "GB/s",
+         "interconnect": "GB/s", "efficiency_stability": "points"}
+NORMALISATION = ("each dimension scores 100 x value / the best value among the compared cards "
+                 "(0 when a card has no figure); the total is the weighted sum divided by 100")
+# Efficiency and stability: half dense TFLOP/s per watt (scored against the best), half
+# stability, which the guide ties to ECC and to the line's duty (workstation and data-centre
+# cards hold a flat line for days; consumer clocks wander 5-10 % over 72 hours).
+STABILITY_POINTS = {"consumer": 0.0, "workstation": 100.0, "datacenter": 100.0}
+
+
+@dataclass(frozen=True)
+class DimensionScore:
+    dimension: str
+    value: float | None
+    unit: str
+    score: float
+    weight: float
+    contribution: float
+
+
+@dataclass(frozen=True)
+class RankedCard:
+    rank: int
+    card: Card
+    total_score: float
+    scores: tuple[DimensionScore, ...]
+    explanation: str
+
+
+def dense_tflops(card: Card) -> float | None:
+    """Half-precision dense TFLOP/s; INT8/FP8 halved where no half-precision figure exists."""
+    for key in ("bf16", "fp16"):
+        if key in card.dense_flops:
+            return card.dense_flops[key] / TERA
+    for key in ("int8", "fp8"):
+        if key in card.dense_flops:
+            return card.dense_flops[key] / 2 / TERA
+    return card.dense_flops.get("fp32", 0) / TERA or None
+
+
+def raw_values(card: Card) -> dict[str, float | None]:
+    """The figure each dimension is scored on."""
+    compute = dense_tflops(card)
+    link = card.interconnect_bytes_per_s
+    return {
+        "dense_compute": compute,
+        "memory_capacity": card.memory_bytes / GIB,
+        "memory_bandwidth": card.bandwidth_bytes_per_s / GB,
+        "interconnect": None if link is None else link / GB,
+        "efficiency_stability": None if compute is None else compute / card.power_w,
+    }
+
+
+def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    if set(weights) != set(DIMENSIONS):
+        raise InvalidInputError(f"weights need exactly these dimensions: {', '.join(DIMENSIONS)}",
+                                "weights")
+    total = sum(weights.values())
+    if total <= 0:
+        raise InvalidInputError("weights must add up to more than zero", "weights")
+    return {k: 100 * v / total for k, v in weights.items()}
+
+
+def rank(cards: tuple[Card, ...], weights: Mapping[str, float]) -> tuple[RankedCard, ...]:
+    """Score each dimension against the best card in the set and rank by the weighted total.
+
+    Ties keep catalog order, so the ranking is deterministic.
+    """
+    values = {card.id: raw_values(card) for card in cards}
+    best = {dim: max((v[dim] or 0 for v in values.values()), default=0) for dim in DIMENSIONS}
+    scored = []
+    for order, card in enumerate(cards):
+        scores = tuple(_score(card, dim, values[card.id][dim], best[dim], weights[dim]) for dim in DIMENSIONS)
+        total = sum(s.contribution for s in scores)
+        scored.append((-round(total, 9), order, card, total, scores))
+    scored.sort(key=lambda row: (row[0], row[1]))
+    return tuple(RankedCard(i + 1, card, total, scores, _explain(card, scores))
+                 for i, (_, _, card, total, scores) in enumerate(scored))
+
+
+def _score(card: Card, dim: str, value: float | None, best: float, weight: float) -> DimensionScore:
+    if dim == "efficiency_stability":
+        efficiency = 0.0 if not value or not best else 100 * value / best
+        score = (efficiency + STABILITY_POINTS[card.line] * (1 if card.ecc else 0.5)) / 2
+    else:
+        score = 0.0 if not value or not best else 100 * value / best
+    return DimensionScore(dim, value, UNITS[dim], score, weight, weight * score / 100)
+
+
+def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> str:
+    parts = [f"{s.dimension} {s.score:.0f} x {s.weight:g} % = {s.contribution:.1f}"
+             for s in scores if s.weight]
+    strongest = max(scores, key=lambda s: s.contribution)
+    return (f"{card.id}: " + ", ".join(parts) + f"; strongest on {strongest.dimension}")

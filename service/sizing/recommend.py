@@ -1,0 +1,280 @@
+"""Recommending a product line, a tier and a count: the guide's three questions pick the line,
+the memory need picks the candidates, and the fastest (or the best per unit of cost) wins."""
+
+from dataclasses import dataclass
+
+from .catalog import Card, Catalog, Price
+from .errors import InvalidInputError
+from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
+from .memory_answer import fit_answer, memory_breakdown
+from .model import ModelSpec
+from .serving import throughput_answer
+from .training_time import cluster_for, training_answer
+from .units import GB
+
+LINES = ("consumer", "workstation", "datacenter")
+CONSUMER_MAX_HOURS = 8  # guide 1.1: "a few hours a day"
+# Cards one machine holds when the model may be split; a training cluster may grow to 32
+# (guide 5.3: beyond 32 cards complexity rises steeply).
+MAX_CARDS = {"consumer": 2, "workstation": 4, "datacenter": 8}
+TRAINING_CLUSTER_MAX = 32
+INFERENCE_ONLY_TIERS = ("D-S",)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The guide's questions. `power_w` is the most one card may draw: what the PSU, case and
+    cooling can take; `continuous_hours` how long it must run without a break."""
+
+    power_w: float | None = None
+    continuous_hours: float | None = None
+    splittable: bool | None = None
+    budget: float | None = None
+    certified_drivers: bool = False
+    ecc: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    card: Card
+    count: int | None
+    fits: bool
+    figure: str
+    value: float | None
+    price_total: float | None
+    value_per_cost: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    line: str
+    line_reasons: tuple[str, ...]
+    excluded_lines: tuple[tuple[str, str], ...]
+    choice: Candidate | None
+    candidates: tuple[Candidate, ...]
+    examples: tuple[Card, ...]
+    ranked_by: str
+    reasons_en: tuple[str, ...]
+    reasons_zh: tuple[str, ...]
+
+
+def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
+    """Why each line is ruled out by the constraints, in English and Chinese (absent: allowed)."""
+    out = {}
+    hours = c.continuous_hours
+    if hours is not None and hours > CONSUMER_MAX_HOURS:
+        out["consumer"] = (f"runs {hours:g} h continuously; consumer cards are built for a few hours a day",
+                           f"需要连续运行 {hours:g} 小时；消费级卡按每天几小时设计")
+    elif c.ecc:
+        out["consumer"] = ("ECC is required; consumer cards have none", "需要 ECC；消费级卡没有")
+    elif c.certified_drivers:
+        out["consumer"] = ("certified drivers are required; consumer cards have none",
+                           "需要认证驱动；消费级卡没有")
+    if c.certified_drivers:
+        out["datacenter"] = ("professional software needs workstation drivers with certification",
+                             "专业软件需要工作站卡的认证驱动")
+    return out
+
+
+def recommend(
+    model: ModelSpec, workload: WorkloadInput, constraints: Constraints, catalog: Catalog,
+    prices: dict[str, Price],
+) -> Recommendation:
+    """Line by constraints (escalating when no tier of it holds the model), then the fastest
+    tier that fits within the power and budget, or the best per unit of cost with prices."""
+    resolved = resolve_workload(workload, Notes())
+    tiers = [c for c in catalog.cards if c.kind == "tier"]
+    excluded = line_exclusions(constraints)
+    allowed = [line for line in LINES if line not in excluded]
+    if not allowed:
+        raise InvalidInputError("the constraints rule out every product line", "constraints")
+    reasons = [(f"{line}: {en}", f"{line}：{zh}") for line, (en, zh) in excluded.items()]
+    candidates: tuple[Candidate, ...] = ()
+    evaluated: list[Candidate] = []
+    for line in allowed:
+        line_tiers = [card for card in tiers if card.line == line]
+        if _pcie_cluster(model, resolved, line_tiers, constraints):
+            reasons.append((f"{line}: a training job that needs several of its largest cards needs a "
+                            "fast interconnect, and this line talks over PCIe (guide 6.4: never save "
+                            "10 % on the interconnect, it costs 30 %+ of training efficiency)",
+                            f"{line}：多卡训练需要高速互联，这一档只走通用总线（别为省 10% 选低一档"
+                            "互联，训练效率损失 30% 起步）"))
+            continue
+        candidates = tuple(_candidate(model, resolved, card, constraints, prices) for card in line_tiers)
+        evaluated.extend(candidates)
+        fitting = [c for c in candidates if c.fits]
+        if fitting:
+            choice, ranked_by = _best(fitting)
+            examples = tuple(card for card in catalog.cards
+                             if card.kind == "card" and card.tier == choice.card.id)
+            en, zh = _reasons(line, reasons, choice, ranked_by)
+            return Recommendation(line, tuple(r[0] for r in reasons), _excluded_en(excluded), choice,
+                                  tuple(evaluated), examples, ranked_by, en, zh)
+        limit = _max_cards(line, constraints, resolved)
+        reasons.append((f"{line}: no tier holds the model within {limit} card(s) and the power limit",
+                        f"{line}：在 {limit} 张卡和功耗限制内没有档位放得下"))
+    en, zh = tuple(r[0] for r in reasons), tuple(r[1] for r in reasons)
+    return Recommendation(allowed[-1], en, _excluded_en(excluded), None, tuple(evaluated), (),
+                          "none", en, zh)
+
+
+def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
+    return tuple((line, en) for line, (en, _) in excluded.items())
+
+
+def _pcie_cluster(model: ModelSpec, workload: Workload, line_tiers: list[Card], c: Constraints) -> bool:
+    """A splittable training job that needs more than one of the line's largest PCIe card."""
+    largest = max(line_tiers, key=lambda card: card.memory_bytes)
+    if not (workload.training and c.splittable and largest.interconnect == "pcie"):
+        return False
+    notes = Notes()
+    fit = fit_answer(memory_breakdown(model, workload, notes), workload, largest, None, notes)
+    return fit.cards_needed is None or fit.cards_needed > 1
+
+
+def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
+    if not c.splittable:
+        return 1
+    if workload.training and line == "datacenter":
+        return TRAINING_CLUSTER_MAX
+    return MAX_CARDS[line]
+
+
+def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
+               prices: dict[str, Price]) -> Candidate:
+    notes = Notes()
+    figure = "training_tokens_per_s" if workload.training else (
+        "total_tokens_per_s" if workload.batch_size > 1 else "decode_tokens_per_s_expected")
+    if workload.training and card.tier in INFERENCE_ONLY_TIERS:
+        return Candidate(card, None, False, figure, None, None, None,
+                         f"{card.id} is an inference card: no half-precision training rate")
+    breakdown = memory_breakdown(model, workload, notes)
+    fit = fit_answer(breakdown, workload, card, None, notes)
+    limit = _max_cards(card.line, c, workload)
+    count = fit.cards_needed
+    if count is None or count > limit:
+        need = breakdown.need_bytes_per_card(limit) / GB
+        return Candidate(card, count, False, figure, None, None, None,
+                         f"on {limit} card(s) each needs {need:.1f} GB, {fit.usable_bytes_per_card / GB:.1f} GB "
+                         f"usable; {count or 'no number of'} cards would hold it")
+    if c.power_w is not None and card.power_w > c.power_w:
+        return Candidate(card, count, False, figure, None, None, None,
+                         f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
+    value = _figure(model, workload, breakdown, card, fit, count, notes, figure)
+    price = prices.get(card.id)
+    total = None if price is None else price.amount * count
+    if c.budget is not None and total is not None and total > c.budget:
+        return Candidate(card, count, False, figure, value, total, None,
+                         f"{count} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
+    need = breakdown.need_bytes_per_card(count) / GB
+    return Candidate(card, count, True, figure, value, total,
+                     None if total is None else value / total,
+                     f"{count} x {card.id} hold it ({need:.1f} GB of {fit.usable_bytes_per_card / GB:.1f} GB "
+                     f"usable each); {figure} {value:,.1f}")
+
+
+def _figure(model, workload, breakdown, card, fit, count, notes, figure) -> float:
+    if workload.training:
+        place = cluster_for(card, HardwareInput(card, count), notes)
+        answer = training_answer(model, workload, card, count, place, notes)
+        return (count * answer.peak_flops_per_s * workload.mfu * answer.scaling_efficiency
+                / (answer.flops_per_param_token * model.params_per_token))
+    speed = throughput_answer(model, workload, breakdown, card, fit, count, notes)
+    return speed.total_tokens_per_s if figure == "total_tokens_per_s" else speed.decode_tokens_per_s_expected
+
+
+def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
+    priced = [c for c in fitting if c.value_per_cost is not None]
+    if priced and len(priced) == len(fitting):
+        return max(priced, key=lambda c: c.value_per_cost), f"{fitting[0].figure} per unit of cost"
+    return max(fitting, key=lambda c: c.value), fitting[0].figure
+
+
+def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    card = choice.card
+    en = [f"product line {line}: the lowest line the constraints allow", *(r[0] for r in reasons),
+          f"{choice.count} x {card.id}: memory fits, and it is the best by {ranked_by} "
+          f"({choice.value:,.1f})"]
+    zh = [f"产品线 {line}：约束条件允许的最低一档", *(r[1] for r in reasons),
+          f"{choice.count} 张 {card.id}：显存放得下，且按 {ranked_by} 最优（{choice.value:,.1f}）"]
+    return tuple(en), tuple(zh)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One of the guide's worked scenarios (section 5) and the guide's answer to it."""
+
+    id: str
+    title: str
+    model: str
+    workload: dict
+    constraints: Constraints
+    guide_counts: dict
+    guide_answer: str
+
+    @property
+    def guide_tiers(self) -> tuple[str, ...]:
+        return tuple(self.guide_counts)
+
+
+SCENARIOS = {
+    s.id: s
+    for s in (
+        Scenario("developer", "one developer, 7B-13B fine-tune and inference", "llama-2-7b",
+                 {"mode": "lora", "context_tokens": 4096},
+                 Constraints(power_w=250, continuous_hours=4, splittable=False),
+                 {"C70": 1, "W-A": 1},
+                 "C70 (tight: LoRA at batch 1, 2K sequence) or W-A (7B LoRA at 4K, 13B 4-bit "
+                 "inference at 20-30 tokens/s)"),
+        Scenario("team_inference", "team inference service, 30B-70B, dozens of concurrent users",
+                 "qwen2.5-32b", {"precision": "awq", "context_tokens": 4096, "batch_size": 32},
+                 Constraints(power_w=300, continuous_hours=24 * 365, splittable=True),
+                 {"W-B": 2, "D-S": 2},
+                 "2 x W-B (replicas, data parallel) or 2-4 x D-S (tensor parallel); 70B half "
+                 "precision needs 3 x W-B or 2 x D-M"),
+        Scenario("training_cluster", "small training cluster, 7B-13B full fine-tune", "llama-2-7b",
+                 {"mode": "full_finetune", "context_tokens": 4096, "batch_size": 1},
+                 Constraints(power_w=700, continuous_hours=24 * 30, splittable=True, ecc=True),
+                 {"D-M": 4},
+                 "4 x 80 GB (33 GB each) for 7B, 8 cards for 13B; a high-speed interconnect; "
+                 "stay at or under 32 cards"),
+    )
+}
+
+
+def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool, tuple[str, ...]]:
+    """Whether the service lands on one of the guide's tiers, and each guide tier's figures."""
+    chosen = result.choice.card.id if result.choice else None
+    by_tier = {c.card.id: c for c in result.candidates}
+    lines = []
+    for tier in scenario.guide_tiers:
+        candidate = by_tier.get(tier)
+        if tier == chosen:
+            guide_count = scenario.guide_counts[tier]
+            same = candidate.count == guide_count
+            lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
+                "" if same else f" where the guide says {guide_count}: {candidate.reason}"))
+        elif candidate is None:
+            lines.append(f"{tier}: not evaluated; a lower line ({result.line}) already meets the "
+                         "constraints")
+        elif not candidate.fits:
+            lines.append(f"{tier}: the service disagrees: {candidate.reason}")
+        else:
+            lines.append(f"{tier}: fits on {candidate.count} card(s) with {candidate.figure} "
+                         f"{candidate.value:,.1f}, below {chosen}'s {result.choice.value:,.1f}")
+    return chosen in scenario.guide_tiers, tuple(lines)
+
+
+def summary(result: Recommendation, lang: str) -> str:
+    """The recommendation in a sentence or two."""
+    choice = result.choice
+    if choice is None:
+        return ("没有任何档位满足这些约束。" if lang == "zh"
+                else "No tier of any allowed line meets these constraints.")
+    card = choice.card
+    if lang == "zh":
+        return (f"推荐 {result.line} 产品线的 {card.id}，{choice.count} 张：显存放得下，"
+                f"且按 {result.ranked_by} 最优（{choice.value:,.1f}）。")
+    return (f"Recommended: {choice.count} x {card.id} ({result.line} line): it holds the model and "
+            f"is the best by {result.ranked_by} ({choice.value:,.1f}).")
