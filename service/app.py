@@ -5,7 +5,9 @@ import time
 
 from flask import Flask, request
 
-from .api import catalog, decisions, ops, resources
+from flask_swagger_ui import get_swaggerui_blueprint
+
+from .api import catalog, decisions, ops, plots, resources
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
@@ -30,7 +32,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
     init_catalogs(app)
-    for blueprint in (resources.bp, decisions.bp, catalog.bp, ops.bp):
+    for blueprint in (resources.bp, decisions.bp, catalog.bp, plots.bp, ops.bp, _docs()):
         app.register_blueprint(blueprint)
     register_errors(app)
     init_metrics(app)
@@ -39,6 +41,13 @@ def create_app(test_config: dict | None = None) -> Flask:
     if app.config["TEST_DELAY"]:
         app.before_request(_test_delay)
     return app
+
+
+def _docs():
+    """Swagger UI at /docs from the package's bundled assets (no internet), reading /openapi.yaml;
+    the online validator is off."""
+    return get_swaggerui_blueprint("/docs", "/openapi.yaml", blueprint_name="docs", config={
+        "app_name": "Accelerator sizing service", "validatorUrl": None})
 
 
 def _test_delay() -> None:

@@ -18,6 +18,9 @@ from werkzeug.exceptions import Unauthorized
 REQUEST_ID_HEADER = "X-Request-ID"
 _VALID_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 PROBES = ("/healthz", "/readyz")
+# The contract and its docs page: public, so browsers (which cannot add a key to asset
+# requests) and tool-calling clients can read what the API offers.
+PUBLIC_PREFIXES = ("/docs", "/openapi.yaml")
 CORS_HEADERS = "Content-Type, Authorization, X-API-Key, X-Request-ID"
 
 
@@ -67,6 +70,8 @@ def _key_matches(presented: str, keys: tuple[str, ...]) -> bool:
 def _needs_key(app: Flask) -> bool:
     if request.method == "OPTIONS":
         return False  # CORS preflight carries no credentials
+    if request.path.startswith(PUBLIC_PREFIXES):
+        return False
     if request.path in PROBES:
         return app.config["AUTH_PROBES"]
     if request.path == "/metrics":

@@ -14,7 +14,8 @@ _card, _cards, _query = s.CardSchema(), s.CardListSchema(), s._CardQuerySchema()
 _model, _models = s.ModelPresetSchema(), s.ModelListSchema()
 
 
-def _matches(card, query: dict) -> bool:
+def matches(card, query: dict) -> bool:
+    """Whether a card passes the filters (line, kind, vendor, tier, min_memory_gib)."""
     return (
         query.get("line", card.line) == card.line
         and query.get("kind", card.kind) == card.kind
@@ -28,7 +29,7 @@ def _matches(card, query: dict) -> bool:
 def list_cards():
     query = _query.load(request.args.to_dict())
     catalogs = current_catalogs()
-    cards = [c for c in catalogs.cards.cards if _matches(c, query)]
+    cards = [c for c in catalogs.cards.cards if matches(c, query)]
     return _cards.dump({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})
 
 

@@ -14,6 +14,7 @@ from ..sizing.troubleshoot import diagnose
 from . import schemas as s
 from .catalogs import current_catalogs
 from .jsonio import json_body
+from .lang import preferred_lang
 
 bp = Blueprint("decisions", __name__)
 
@@ -56,7 +57,7 @@ def recommend():
     prices = {**catalogs.prices, **_given_prices(args, catalogs)}
     result = rec.recommend(model, workload, constraints, catalogs.cards, prices)
     count_estimate("recommend", result.line)
-    return _recommend_out.dump(_answer(result, scenario, args.get("lang") or "en"))
+    return _recommend_out.dump(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
 
 
 def _given_prices(args, catalogs) -> dict:
@@ -102,7 +103,7 @@ def normalize():
 @bp.get("/troubleshoot")
 def troubleshoot():
     args = _trouble_in.load(request.args.to_dict())
-    lang = args.get("lang") or _accepts_chinese()
+    lang = args.get("lang") or preferred_lang() or "en"
     result = diagnose(args["q"], lang, args.get("line"), args.get("limit", 3))
     return _trouble_out.dump({
         "query": result.query, "lang": lang,
@@ -111,10 +112,6 @@ def troubleshoot():
         "diagnosis_order": list(result.steps), "lessons": list(result.lessons),
         "advice": list(result.advice), "source": result.source,
     })
-
-
-def _accepts_chinese() -> str:
-    return "zh" if request.accept_languages.best_match(["en", "zh"]) == "zh" else "en"
 
 
 def _row(row, lang: str) -> dict:

@@ -13,9 +13,9 @@ PROBLEM_MIME = "application/problem+json"
 log = logging.getLogger(__name__)
 
 
-def problem(status: int, title: str, detail: str, errors: list[dict] | None = None) -> Response:
-    """A problem+json response."""
-    body = {
+def problem_body(status: int, title: str, detail: str, errors: list[dict] | None = None) -> dict:
+    """RFC 9457 problem details for this request."""
+    return {
         "type": "about:blank",
         "title": title,
         "status": status,
@@ -24,6 +24,11 @@ def problem(status: int, title: str, detail: str, errors: list[dict] | None = No
         "errors": errors or [],
         "request_id": request_id(),
     }
+
+
+def problem(status: int, title: str, detail: str, errors: list[dict] | None = None) -> Response:
+    """A problem+json response."""
+    body = problem_body(status, title, detail, errors)
     return Response(json.dumps(body), status=status, mimetype=PROBLEM_MIME)
 
 

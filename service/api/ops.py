@@ -4,7 +4,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, current_app
 
 from .catalogs import current_catalogs
 
@@ -36,3 +36,9 @@ def readyz():
 @bp.get("/openapi.yaml")
 def openapi_yaml():
     return Response(spec_text(), mimetype="application/yaml")
+
+
+@bp.get("/docs")
+def docs():
+    """The Swagger UI page without the trailing slash (the blueprint serves /docs/ and assets)."""
+    return current_app.view_functions["docs.show"]()

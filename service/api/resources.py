@@ -1,18 +1,29 @@
 """The computing endpoints: parse with a schema, call the domain, dump with a schema."""
 
 from flask import Blueprint, request
+from marshmallow import ValidationError
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..metrics import count_estimate
 from ..sizing import defaults
 from ..sizing import estimate as domain
 from ..sizing.catalog import Price
+from ..sizing.errors import SizingError
+from ..sizing.inputs import HardwareInput
+from .catalog import matches
 from .catalogs import current_catalogs
+from .csvout import rows_csv, wants_csv
+from .errors import flatten_messages, problem_body
+from .lang import preferred_lang
 from . import schemas as s
 from .jsonio import json_body
 
 bp = Blueprint("sizing", __name__)
 
 _estimate_in, _estimate_out = s.EstimateRequestSchema(), s.EstimateResponseSchema()
+_estimate_query = s._EstimateQuerySchema()
+_batch_in, _sweep_in = s.BatchRequestSchema(), s.SweepRequestSchema()
+MAX_BATCH_ITEMS = 1000
 _memory_in, _memory_out = s.MemoryRequestSchema(), s.MemoryResponseSchema()
 _throughput_in, _throughput_out = s.ThroughputRequestSchema(), s.ThroughputResponseSchema()
 _scaling_in, _scaling_out = s.ScalingRequestSchema(), s.ScalingResponseSchema()
@@ -29,14 +40,62 @@ def _price(args: dict, hardware) -> Price | None:
     return current_catalogs().prices.get(hardware.card.id)
 
 
-@bp.post("/estimate")
-def estimate():
-    args = _estimate_in.load(json_body(request))
+def _estimate(args: dict) -> dict:
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
-                             args.get("lang"), _price(args, args["hardware"]),
-                             args.get("overhead_fraction"))
+                             args.get("lang") or preferred_lang(), _price(args, args["hardware"]),
+                             args.get("overhead_fraction"), args.get("alternatives", True))
     count_estimate("estimate", result.card.line)
     return _estimate_out.dump(result)
+
+
+@bp.post("/estimate")
+def estimate():
+    return _estimate(_estimate_in.load(json_body(request)))
+
+
+@bp.get("/estimate")
+def estimate_get():
+    return _estimate(_estimate_query.load(request.args.to_dict()))
+
+
+@bp.post("/estimate/batch")
+def estimate_batch():
+    body = json_body(request)
+    items = body.get("items") if isinstance(body, dict) else None
+    if isinstance(items, list) and len(items) > MAX_BATCH_ITEMS:
+        raise RequestEntityTooLarge(f"at most {MAX_BATCH_ITEMS} items per batch; got {len(items)}")
+    args = _batch_in.load(body)
+    answers = [_item(i, raw) for i, raw in enumerate(args["items"])]
+    return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
+
+
+@bp.post("/estimate/sweep")
+def estimate_sweep():
+    args = _sweep_in.load(json_body(request))
+    cards = [c for c in current_catalogs().cards.cards if matches(c, args.get("filters") or {})]
+    base = {k: v for k, v in args.items() if k not in ("filters", "count")}
+    answers = [_item(i, {**base, "hardware": {"card": card.id, **({"count": args["count"]} if "count" in args else {})}},
+                     preloaded=True) for i, card in enumerate(cards)]
+    return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
+
+
+def _item(index: int, raw, preloaded: bool = False) -> dict:
+    """One estimate of a batch; its own error is its own problem, not the batch's."""
+    try:
+        args = _sweep_item(raw) if preloaded else _estimate_in.load(raw)
+        args["alternatives"] = False
+        return {"index": index, "ok": True, "estimate": _estimate(args)}
+    except ValidationError as exc:
+        return {"index": index, "ok": False, "problem": problem_body(
+            422, "Unprocessable Content", "Invalid input.", flatten_messages(exc.messages))}
+    except SizingError as exc:
+        return {"index": index, "ok": False, "problem": problem_body(
+            422, "Unprocessable Content", exc.message, [{"field": exc.field or "body", "message": exc.message}])}
+
+
+def _sweep_item(raw: dict) -> dict:
+    card = current_catalogs().cards.get(raw["hardware"]["card"])
+    return {**raw, "hardware": HardwareInput(card, raw["hardware"].get("count"))}
 
 
 @bp.post("/memory")

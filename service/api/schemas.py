@@ -312,6 +312,66 @@ class CostRequestSchema(_Strict):
             raise ValidationError("Give exactly one of hardware and power_w.", "power_w")
 
 
+class _EstimateQuerySchema(_Strict):
+    """GET /estimate: the flat parameters a chatbot sends (query strings: numbers as text)."""
+
+    model = fields.String(required=True, validate=_NAME)
+    card = fields.String(required=True, validate=_NAME)
+    count = fields.Integer(validate=_range(1, defaults.MAX_CARDS))
+    mode = fields.String(validate=validate.OneOf(defaults.MODES))
+    precision = fields.String(validate=validate.Length(min=1, max=40))
+    kv_precision = fields.String(validate=validate.Length(min=1, max=40))
+    context_tokens = fields.Integer(validate=_range(1, 10_000_000))
+    batch_size = fields.Integer(validate=_range(1, 1_000_000))
+    train_tokens = fields.Float(validate=_range(1, 1e16), allow_nan=False)
+    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
+    price_per_kwh = fields.Float(validate=_range(0, 1_000_000), allow_nan=False)
+    currency = fields.String(validate=validate.Length(min=1, max=10))
+    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> dict:
+        catalogs = current_catalogs()
+        workload = {k: data[k] for k in ("mode", "precision", "kv_precision", "context_tokens",
+                                          "batch_size", "train_tokens", "engine") if k in data}
+        energy = {k: data[k] for k in ("price_per_kwh", "currency") if k in data}
+        return {
+            "model": catalogs.models.get(data["model"], "model").spec,
+            "workload": WorkloadInput(**workload),
+            "hardware": HardwareInput(catalogs.cards.get(data["card"], "card"), data.get("count")),
+            "energy": EnergyInput(**energy),
+            "lang": data.get("lang"),
+        }
+
+
+class BatchRequestSchema(_Strict):
+    """Many estimates in one call; each item is an EstimateRequest, checked on its own (an item
+    that is not one is that item's problem). More than 1000 items is a 413."""
+
+    items = fields.List(fields.Raw(), required=True, validate=validate.Length(min=1))
+
+
+class SweepFiltersSchema(_Strict):
+    line = fields.String(validate=validate.OneOf(LINES))
+    kind = fields.String(validate=validate.OneOf(("tier", "card")))
+    vendor = fields.String(validate=validate.Length(min=1, max=40))
+    tier = fields.String(validate=validate.Length(min=1, max=10))
+    min_memory_gib = StrictFloat(validate=_range(0, 100_000))
+
+
+class SweepRequestSchema(_Strict):
+    """One workload estimated on every catalog card that passes the filters."""
+
+    model = ModelField(required=True)
+    workload = _workload()
+    energy = _energy()
+    filters = fields.Nested(SweepFiltersSchema)
+    count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+    card_price = _price()
+    overhead_fraction = _overhead()
+    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+
+
 class RankRequestSchema(_Strict):
     line = fields.String(validate=validate.OneOf(LINES))
     cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200))
@@ -957,3 +1017,15 @@ class TroubleshootResponseSchema(Schema):
     lessons = fields.List(fields.String(), required=True)
     advice = fields.List(fields.String(), required=True)
     source = fields.String(required=True)
+
+
+class BatchItemSchema(Schema):
+    index = fields.Integer(required=True)
+    ok = fields.Boolean(required=True)
+    estimate = fields.Nested(EstimateResponseSchema)
+    problem = fields.Nested(ProblemSchema)
+
+
+class BatchResponseSchema(Schema):
+    count = fields.Integer(required=True)
+    items = fields.List(fields.Nested(BatchItemSchema), required=True)

@@ -226,6 +226,7 @@ def estimate(
     lang: str | None = None,
     price: Price | None = None,
     overhead: float | None = None,
+    alternatives: bool = True,
 ) -> Estimate:
     """Memory, fit and card count, speed or training time, electricity, warnings, summary."""
     notes = Notes()
@@ -252,9 +253,9 @@ def estimate(
     bound = speed.bound if speed is not None else "compute"
     text = summarise(language, model, resolved, card, breakdown, fit, speed, train, electricity)
     ranges = _ranges(model, breakdown, fit, speed, train)
-    alternatives = _alternatives(model, workload, resolved, hardware)
+    compared = _alternatives(model, workload, resolved, hardware) if alternatives else ()
     return Estimate(model, resolved, card, breakdown, fit, speed, train, electricity, host, owned,
-                    fit.fits, fit.cards_needed, bound, ranges, alternatives, language, text,
+                    fit.fits, fit.cards_needed, bound, ranges, compared, language, text,
                     *_frozen(notes))
 
 

@@ -64,7 +64,7 @@ def _en(model, workload, card, memory, fit, speed, train, energy):
                f"takes about {train.time_s / SECONDS_PER_DAY:.1f} days on {train.cards} cards "
                f"({r.low / SECONDS_PER_DAY:.1f}-{r.high / SECONDS_PER_DAY:.1f}) "
                f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling{comm}.")
-    yield (f"The cards draw {energy.power_w:,.0f} W: {energy.electricity_cost_per_year:,.0f} "
+    yield (f"The machine draws about {energy.power_w:,.0f} W: {energy.electricity_cost_per_year:,.0f} "
            f"{energy.currency} of electricity a year at {energy.price_per_kwh:g} per kWh.")
 
 
@@ -94,5 +94,5 @@ def _zh(model, workload, card, memory, fit, speed, train, energy):
                f"{train.time_s / SECONDS_PER_DAY:.1f} 天（{r.low / SECONDS_PER_DAY:.1f}-"
                f"{r.high / SECONDS_PER_DAY:.1f}；利用率 {train.mfu:.0%}，扩展效率 "
                f"{train.scaling_efficiency:.0%}{comm}）。")
-    yield (f"卡的功耗 {energy.power_w:,.0f} W，按每度电 {energy.price_per_kwh:g} 算，"
+    yield (f"整机功耗约 {energy.power_w:,.0f} W，按每度电 {energy.price_per_kwh:g} 算，"
            f"每年电费约 {energy.electricity_cost_per_year:,.0f} {energy.currency}。")

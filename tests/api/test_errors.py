@@ -55,7 +55,7 @@ def test_body_over_the_limit_is_413(client):
 
 def test_unknown_path_is_404_and_wrong_method_405(client):
     assert_problem(client.get("/nowhere"), 404)
-    response = client.get("/estimate")
+    response = client.put("/estimate", json={})
     body = assert_problem(response, 405)
     assert "POST" in response.headers["Allow"] and body["errors"] == []
 

@@ -1,0 +1,74 @@
+"""Flat CSV for dashboards: one row per item, unit-suffixed columns."""
+
+import csv
+import io
+
+from flask import Response, request
+
+CSV_MIME = "text/csv"
+
+# (column, path into the estimate answer); every number carries its unit in the name.
+COLUMNS = (
+    ("model", ("model", "name")),
+    ("params", ("model", "params")),
+    ("card", ("card", "id")),
+    ("line", ("card", "line")),
+    ("mode", ("mode",)),
+    ("precision", ("precision",)),
+    ("count", ("fit", "count")),
+    ("fits", ("fits",)),
+    ("cards_needed", ("cards_needed",)),
+    ("bound", ("bound",)),
+    ("weights_bytes", ("memory", "weights_bytes")),
+    ("kv_cache_bytes", ("memory", "kv_cache_bytes")),
+    ("total_bytes", ("memory", "total_bytes")),
+    ("need_bytes_per_card", ("fit", "need_bytes_per_card")),
+    ("max_concurrent_sequences", ("fit", "max_concurrent_sequences")),
+    ("decode_tokens_per_s_ceiling", ("throughput", "decode_tokens_per_s_ceiling")),
+    ("decode_tokens_per_s_expected", ("throughput", "decode_tokens_per_s_expected")),
+    ("total_tokens_per_s", ("throughput", "total_tokens_per_s")),
+    ("time_to_first_token_s", ("throughput", "time_to_first_token_s")),
+    ("training_time_s", ("training", "time_s")),
+    ("power_w", ("energy", "power_w")),
+    ("energy_kwh_per_year", ("energy", "energy_kwh_per_year")),
+    ("electricity_cost_per_year", ("energy", "electricity_cost_per_year")),
+    ("currency", ("energy", "currency")),
+    ("total_cost_of_ownership", ("ownership", "total")),
+)
+HEADER = ("index", "ok", "error_status", "error_detail", *(name for name, _ in COLUMNS))
+
+
+def wants_csv() -> bool:
+    """Whether the caller's Accept header prefers CSV to JSON."""
+    best = request.accept_mimetypes.best_match(["application/json", CSV_MIME])
+    return best == CSV_MIME and request.accept_mimetypes[CSV_MIME] > request.accept_mimetypes["application/json"]
+
+
+def _dig(answer: dict, path: tuple[str, ...]):
+    value = answer
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def rows_csv(items: list[dict]) -> Response:
+    """Items of a batch or sweep, each {"ok", "estimate"} or {"ok", "problem"}, as CSV."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(HEADER)
+    for item in items:
+        problem = item.get("problem") or {}
+        answer = item.get("estimate") or {}
+        writer.writerow([item["index"], _cell(item["ok"]), _cell(problem.get("status")),
+                         problem.get("detail", ""), *(_cell(_dig(answer, path)) for _, path in COLUMNS)])
+    return Response(out.getvalue(), mimetype=CSV_MIME)

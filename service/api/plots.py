@@ -1,0 +1,84 @@
+"""Pictures for people: the card's roofline with the workload's points, and the batched-decode
+curve. Drawn with matplotlib, imported only when a plot is asked for."""
+
+import io
+
+from flask import Blueprint, Response, request
+
+from ..sizing import estimate as domain
+from . import schemas as s
+
+bp = Blueprint("plots", __name__)
+_query = s._EstimateQuerySchema()
+SVG_MIME = "image/svg+xml"
+
+
+def _throughput():
+    args = _query.load(request.args.to_dict())
+    return domain.throughput(args["model"], args["workload"], args["hardware"])
+
+
+def _figure():
+    # The object-oriented API: no pyplot state shared between threads or requests.
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasSVG(figure)
+    return figure
+
+
+def _svg(figure) -> Response:
+    out = io.BytesIO()
+    figure.savefig(out, format="svg")
+    return Response(out.getvalue(), mimetype=SVG_MIME)
+
+
+@bp.get("/plots/roofline.svg")
+def roofline():
+    result = _throughput()
+    t = result.throughput
+    peak, bandwidth = t.peak_flops_per_s / 1e12, t.bandwidth_bytes_per_s / 1e12
+    figure = _figure()
+    axes = figure.add_subplot()
+    intensities = [10 ** (k / 20) for k in range(-40, 101)]  # 0.01 to 100,000 FLOP/byte
+    axes.loglog(intensities, [min(peak, bandwidth * x) for x in intensities], color="black",
+                label=f"{t.cards} x {result.card.id}: {peak:,.0f} TFLOP/s, {bandwidth:,.2f} TB/s")
+    axes.axvline(t.ridge_flops_per_byte, color="grey", linestyle=":",
+                 label=f"ridge {t.ridge_flops_per_byte:,.0f} FLOP/byte")
+    decode_x = t.arithmetic_intensity_flops_per_byte
+    prefill_x = t.prefill_flops / t.weights_read_bytes_per_step
+    for name, x, colour in (("decode", decode_x, "tab:blue"), ("prefill", prefill_x, "tab:orange")):
+        axes.scatter([x], [min(peak, bandwidth * x)], color=colour, zorder=3,
+                     label=f"{name}: {x:,.1f} FLOP/byte")
+    axes.set_xlabel("arithmetic intensity (FLOP/byte)")
+    axes.set_ylabel("attainable (TFLOP/s)")
+    axes.set_title(f"Roofline: {result.model.name}, {result.workload.precision.name}, "
+                   f"batch {t.batch_size}")
+    axes.legend(loc="lower right", fontsize="small")
+    axes.grid(True, which="both", alpha=0.3)
+    return _svg(figure)
+
+
+@bp.get("/plots/throughput.svg")
+def throughput():
+    result = _throughput()
+    curve = result.throughput.decode_curve
+    figure = _figure()
+    axes = figure.add_subplot()
+    batches = [p.batch_size for p in curve]
+    axes.plot(batches, [p.total_tokens_per_s for p in curve], marker="o", color="tab:blue",
+              label="total tokens/s (all streams)")
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("batch size (concurrent streams)")
+    axes.set_ylabel("total tokens/s", color="tab:blue")
+    per_stream = axes.twinx()
+    per_stream.plot(batches, [p.decode_tokens_per_s for p in curve], marker="s", color="tab:red",
+                    label="tokens/s per stream")
+    per_stream.set_ylabel("tokens/s per stream", color="tab:red")
+    axes.set_title(f"Batched decode: {result.model.name} on {result.throughput.cards} x "
+                   f"{result.card.id} ({result.workload.precision.name})")
+    lines = axes.get_legend_handles_labels()[0] + per_stream.get_legend_handles_labels()[0]
+    axes.legend(lines, [line.get_label() for line in lines], loc="center right", fontsize="small")
+    axes.grid(True, alpha=0.3)
+    return _svg(figure)

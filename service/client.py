@@ -1,0 +1,166 @@
+"""A Python client for the sizing service, on requests.
+
+    from service.client import SizingClient, ProblemError
+    client = SizingClient("http://127.0.0.1:8000", api_key=None, timeout_s=10)
+    answer = client.estimate(model="llama-3.1-70b", hardware={"card": "h100-sxm"})
+
+Every method returns the decoded JSON answer (str for YAML, bytes for SVG). Errors the
+service reports as problem+json raise ProblemError; 5xx answers and connection errors are
+retried with backoff (4xx never are, they would only fail again).
+"""
+
+import time
+from typing import Any
+
+import requests
+
+Json = dict[str, Any]
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+
+
+class SizingClientError(Exception):
+    """Base class of the client's errors."""
+
+
+class ProblemError(SizingClientError):
+    """The service answered with RFC 9457 problem details."""
+
+    def __init__(self, status: int, title: str, detail: str, errors: list[Json],
+                 request_id: str | None) -> None:
+        super().__init__(f"{status} {title}: {detail}")
+        self.status, self.title, self.detail = status, title, detail
+        self.errors, self.request_id = errors, request_id
+
+    @property
+    def fields(self) -> list[str]:
+        return [e.get("field", "") for e in self.errors]
+
+
+class TransportError(SizingClientError):
+    """The service could not be reached, or kept failing, after the retries."""
+
+
+class SizingClient:
+    """Typed calls to each operation of openapi.yaml."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 10.0,
+                 retries: int = 3, backoff_s: float = 0.2, session: requests.Session | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
+        self.session = session or requests.Session()
+        if api_key:
+            self.session.headers["Authorization"] = f"Bearer {api_key}"
+
+    # --- the whole picture ---------------------------------------------------------------
+
+    def estimate(self, *, model: str | Json, hardware: Json, workload: Json | None = None,
+                 energy: Json | None = None, lang: str | None = None, **extra: Any) -> Json:
+        return self._post("/estimate", _body(model=model, hardware=hardware, workload=workload,
+                                             energy=energy, lang=lang, **extra))
+
+    def estimate_get(self, *, model: str, card: str, count: int | None = None, **params: Any) -> Json:
+        return self._call("GET", "/estimate", params=_body(model=model, card=card, count=count, **params))
+
+    def estimate_batch(self, items: list[Json], *, csv: bool = False) -> Json | str:
+        return self._post("/estimate/batch", {"items": items}, csv=csv)
+
+    def estimate_sweep(self, *, model: str | Json, workload: Json | None = None,
+                       filters: Json | None = None, csv: bool = False, **extra: Any) -> Json | str:
+        return self._post("/estimate/sweep", _body(model=model, workload=workload, filters=filters,
+                                                   **extra), csv=csv)
+
+    # --- one question each --------------------------------------------------------------
+
+    def memory(self, *, model: str | Json, workload: Json | None = None,
+               hardware: Json | None = None) -> Json:
+        return self._post("/memory", _body(model=model, workload=workload, hardware=hardware))
+
+    def throughput(self, *, model: str | Json, hardware: Json, workload: Json | None = None) -> Json:
+        return self._post("/throughput", _body(model=model, workload=workload, hardware=hardware))
+
+    def scaling(self, *, model: str | Json, workload: Json, hardware: Json,
+                deadline_days: float | None = None) -> Json:
+        return self._post("/scaling", _body(model=model, workload=workload, hardware=hardware,
+                                            deadline_days=deadline_days))
+
+    def cost(self, *, power_w: float | None = None, hardware: Json | None = None,
+             energy: Json | None = None, **extra: Any) -> Json:
+        return self._post("/cost", _body(power_w=power_w, hardware=hardware, energy=energy, **extra))
+
+    def rank(self, **body: Any) -> Json:
+        return self._post("/rank", _body(**body))
+
+    def recommend(self, **body: Any) -> Json:
+        return self._post("/recommend", _body(**body))
+
+    def normalize(self, *, value: float, precision: str, sparse: bool = False,
+                  accumulate: str | None = None) -> Json:
+        return self._post("/normalize", _body(value=value, precision=precision, sparse=sparse,
+                                              accumulate=accumulate))
+
+    def troubleshoot(self, q: str, *, lang: str | None = None, line: str | None = None) -> Json:
+        return self._call("GET", "/troubleshoot", params=_body(q=q, lang=lang, line=line))
+
+    # --- catalog, pictures and operations -----------------------------------------------
+
+    def cards(self, **filters: Any) -> Json:
+        return self._call("GET", "/cards", params=_body(**filters))
+
+    def card(self, card_id: str) -> Json:
+        return self._call("GET", f"/cards/{requests.utils.quote(card_id, safe='')}")
+
+    def models(self) -> Json:
+        return self._call("GET", "/models")
+
+    def model(self, model_id: str) -> Json:
+        return self._call("GET", f"/models/{requests.utils.quote(model_id, safe='/')}")
+
+    def plot_roofline(self, **params: Any) -> bytes:
+        return self._call("GET", "/plots/roofline.svg", params=_body(**params), raw=True)
+
+    def plot_throughput(self, **params: Any) -> bytes:
+        return self._call("GET", "/plots/throughput.svg", params=_body(**params), raw=True)
+
+    def healthz(self) -> Json:
+        return self._call("GET", "/healthz")
+
+    def readyz(self) -> Json:
+        return self._call("GET", "/readyz")
+
+    def openapi(self) -> str:
+        return self._call("GET", "/openapi.yaml", raw=True).decode("utf-8")
+
+    # --- transport ------------------------------------------------------------------------
+
+    def _post(self, path: str, body: Json, csv: bool = False):
+        headers = {"Accept": "text/csv"} if csv else None
+        answer = self._call("POST", path, json=body, headers=headers, raw=csv)
+        return answer.decode("utf-8") if csv else answer
+
+    def _call(self, method: str, path: str, *, raw: bool = False, **kwargs: Any):
+        url = self.base_url + path
+        for attempt in range(self.retries + 1):
+            try:
+                response = self.session.request(method, url, timeout=self.timeout_s, **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                if attempt == self.retries:
+                    raise TransportError(f"{method} {url}: {exc}") from exc
+            else:
+                if response.status_code not in RETRY_STATUSES or attempt == self.retries:
+                    return _decode(response, raw)
+            time.sleep(self.backoff_s * 2**attempt)
+        raise TransportError(f"{method} {url}: no answer")  # unreachable: the loop returns or raises
+
+
+def _body(**fields: Any) -> Json:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _decode(response: requests.Response, raw: bool):
+    if response.status_code >= 400:
+        if response.headers.get("Content-Type", "").startswith("application/problem+json"):
+            p = response.json()
+            raise ProblemError(p.get("status", response.status_code), p.get("title", ""),
+                               p.get("detail", ""), p.get("errors", []), p.get("request_id"))
+        raise TransportError(f"{response.status_code} from {response.url}: {response.text[:200]}")
+    return response.content if raw else response.json()

@@ -1,0 +1,111 @@
+"""service.client against the real server on loopback; retries only where they can help."""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from service.client import ProblemError, SizingClient, TransportError
+
+from . import server as srv
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    running = srv.start(tmp_path_factory.mktemp("client-server"), workers=2, threads=4)
+    yield SizingClient(running.base, timeout_s=10)
+    running.stop()
+
+
+def test_every_operation_answers(client):
+    assert client.healthz() == {"status": "ok"} and client.readyz() == {"status": "ready"}
+    answer = client.estimate(model="llama-3.1-8b", hardware={"card": "rtx-4090"}, lang="zh")
+    assert answer["fits"] and "放得下" in answer["summary"]
+    flat = client.estimate_get(model="llama-3.1-8b", card="rtx-4090")
+    assert flat["memory"] == answer["memory"]
+    batch = client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 3)
+    assert batch["count"] == 3
+    assert client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}], csv=True).startswith("index,")
+    assert client.estimate_sweep(model="llama-3.1-8b", filters={"kind": "tier"})["count"] == 10
+    assert client.memory(model={"params_billion": 7})["weights_bytes"] == 14_000_000_000
+    assert client.throughput(model="llama-3.1-8b", hardware={"card": "D-M"})["bound"] == "memory"
+    assert client.scaling(model={"params_billion": 7}, workload={"train_tokens": 1e12},
+                          hardware={"card": "D-M", "count": 64})["compute_flops"] == 4.2e22
+    assert client.cost(power_w=10_000)["electricity_cost_per_day"] == 168
+    assert client.rank(line="consumer")["ranking"]
+    assert client.recommend(scenario="developer")["tier"]["id"] == "W-A"
+    assert client.normalize(value=800, precision="int8", sparse=True)["dense_bf16"] == 200
+    assert client.troubleshoot("机器随机重启")["matches"][0]["id"] == "psu"
+    assert client.cards(line="datacenter", kind="card")["count"] > 10
+    assert client.card("RTX 4090")["id"] == "rtx-4090"
+    assert client.models()["count"] >= 25
+    assert client.model("meta-llama/Llama-3.1-8B-Instruct")["id"] == "llama-3.1-8b"
+    assert client.plot_roofline(model="llama-3.1-8b", card="D-M").startswith(b"<?xml")
+    assert client.plot_throughput(model="llama-3.1-8b", card="D-M").startswith(b"<?xml")
+    assert client.openapi().startswith("openapi: 3.1")
+
+
+def test_problems_become_typed_errors(client):
+    with pytest.raises(ProblemError) as info:
+        client.estimate(model="llama-3.1-8b", hardware={"card": "gtx-9999"})
+    assert info.value.status == 422 and info.value.fields == ["hardware.card"]
+    assert info.value.request_id
+    with pytest.raises(ProblemError) as missing:
+        client.card("gtx-9999")
+    assert missing.value.status == 404
+
+
+class Flaky(BaseHTTPRequestHandler):
+    """Answers 503 twice, then 200; or always the status in the path."""
+
+    calls = 0
+
+    def do_GET(self):
+        type(self).calls += 1
+        code = self.path.strip("/")
+        status = int(code) if code.isdigit() else (503 if type(self).calls <= 2 else 200)
+        body = b'{"status": "ok"}' if status == 200 else (
+            b'{"type": "about:blank", "title": "x", "status": %d, "detail": "d", "errors": []}' % status)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json" if status == 200 else "application/problem+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def flaky():
+    Flaky.calls = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_5xx_is_retried(flaky):
+    assert SizingClient(flaky, backoff_s=0.01).healthz() == {"status": "ok"}
+    assert Flaky.calls == 3
+
+
+def test_4xx_is_not_retried(flaky):
+    client = SizingClient(flaky, backoff_s=0.01)
+    with pytest.raises(ProblemError) as info:
+        client._call("GET", "/422")
+    assert info.value.status == 422 and Flaky.calls == 1
+
+
+def test_persistent_5xx_surfaces_after_the_retries(flaky):
+    with pytest.raises(ProblemError) as info:
+        SizingClient(flaky, retries=2, backoff_s=0.01)._call("GET", "/503")
+    assert info.value.status == 503 and Flaky.calls == 3
+
+
+def test_connection_errors_are_retried_then_raised():
+    client = SizingClient(f"http://127.0.0.1:{srv.free_port()}", retries=1, backoff_s=0.01, timeout_s=1)
+    with pytest.raises(TransportError):
+        client.healthz()

@@ -1,0 +1,50 @@
+"""GET /docs in headless Chromium (Debian's package; .ci/run installs it): the operations render
+from the bundled assets, with no network, and a screenshot is kept."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from . import server as srv
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# Chromium's own background traffic has nowhere to go on these machines.
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--virtual-time-budget=15000", "--window-size=1280,2000")
+
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        pytest.fail("CI must install Debian's chromium for the docs browser test", pytrace=False)
+    pytest.skip("chromium is not installed (apt-get install chromium); CI installs it",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    server = srv.start(tmp_path_factory.mktemp("docs-server"), workers=1, threads=4)
+    yield server
+    server.stop()
+
+
+def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    profile = tmp_path / "profile"
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_docs_render_every_operation(running, tmp_path):
+    result = chromium(tmp_path, "--dump-dom", f"{running.base}/docs")
+    dom = result.stdout
+    assert "swagger-ui" in dom, result.stderr[-2000:]
+    for path in ("/estimate", "/estimate/batch", "/recommend", "/troubleshoot", "/cards/{card_id}"):
+        assert f'data-path="{path}"' in dom, f"{path} did not render"
+    assert dom.count("opblock-summary-method") >= 20
+
+
+def test_docs_screenshot_is_saved(running, tmp_path):
+    shot = tmp_path / "docs.png"
+    chromium(tmp_path, f"--screenshot={shot}", f"{running.base}/docs")
+    assert shot.is_file() and shot.stat().st_size > 10_000
