@@ -8,7 +8,7 @@ THREADS ?= 4
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test clean
+.PHONY: help install run test validate clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,9 @@ run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, 
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest
+
+validate: $(STAMP) ## estimates against published measurements; writes docs/accuracy.md
+	$(BIN)/python -m service.accuracy.validate --out docs/accuracy.md
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

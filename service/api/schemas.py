@@ -557,7 +557,9 @@ class ThroughputSchema(Schema):
     weights_read_bytes_per_step = fields.Integer(required=True)
     flops_per_token = fields.Integer(required=True)
     decode_efficiency = Num(required=True)
+    achievable_bandwidth_fraction = Num(required=True)
     decode_tokens_per_s_ceiling = Num(required=True)
+    decode_tokens_per_s_achievable = Num(required=True)
     decode_tokens_per_s_expected = Num(required=True)
     decode_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
     total_tokens_per_s_ceiling = Num(required=True)
@@ -583,10 +585,12 @@ class TrainingSchema(Schema):
     peak_flops_per_s = Num(required=True)
     mfu = Num(required=True)
     scaling_efficiency = Num(required=True)
+    method = fields.String(required=True)
     time_s_linear = Num(required=True, allow_none=True)
     time_s = Num(required=True, allow_none=True)
     time_days = Num(required=True, allow_none=True)
     time_s_range = fields.Nested(RangeSchema, required=True, allow_none=True)
+    time_s_guide_curve = Num(required=True, allow_none=True)
     gradient_bytes = fields.Integer(required=True)
     interconnect_bytes_per_s = Num(required=True, allow_none=True)
     network_bytes_per_s_per_node = Num(required=True)
@@ -678,7 +682,7 @@ class ScalingPointSchema(Schema):
     cards = fields.Integer(required=True)
     scaling_efficiency = Num(required=True)
     time_s = Num(required=True, allow_none=True)
-    time_s_comm_model = Num(required=True, allow_none=True)
+    time_s_guide_curve = Num(required=True, allow_none=True)
 
 
 class ScalingResponseSchema(TrainingSchema):
@@ -690,7 +694,7 @@ class ScalingResponseSchema(TrainingSchema):
     deadline_days = Num(required=True, allow_none=True)
     cards_needed_by_memory = fields.Integer(required=True, allow_none=True)
     cards_needed_for_deadline = fields.Integer(required=True, allow_none=True)
-    cards_needed_for_deadline_comm_model = fields.Integer(required=True, allow_none=True)
+    cards_needed_for_deadline_guide_curve = fields.Integer(required=True, allow_none=True)
 
     assumptions = _assumptions()
     warnings = _warnings()
@@ -825,6 +829,9 @@ class CardSchema(Schema):
     interconnect_gb_per_s = Num(required=True, allow_none=True)
     ecc = fields.Boolean(required=True)
     price = fields.Nested(PriceSchema, required=True, allow_none=True)
+    measured_bandwidth_gb_per_s = Num(required=True, allow_none=True)
+    measured_dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
+    measured_source = fields.String(required=True)
     source = fields.String(required=True)
     notes = fields.String(required=True)
     aliases = fields.List(fields.String(), required=True)
@@ -842,6 +849,9 @@ class CardSchema(Schema):
             "interconnect_gb_per_s": None if link is None else link / GB,
             "figures": dict(card.figures),
             "price": price,
+            "measured_bandwidth_gb_per_s": None if card.measured_bandwidth_bytes_per_s is None
+            else card.measured_bandwidth_bytes_per_s / GB,
+            "measured_dense_tflops": {k: v / TERA for k, v in card.measured_dense_flops.items()},
         }
 
 

@@ -75,12 +75,16 @@ class Card:
     vendor: str | None = None
     form_factor: str | None = None
     interconnect_name: str | None = None
+    measured_bandwidth_bytes_per_s: float | None = None
+    measured_dense_flops: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    measured_source: str = ""
 
 
 VENDORS = ("NVIDIA", "AMD", "Intel")
 _CARD_KEYS = {"id", "name", "vendor", "line", "tier", "form_factor", "memory_gib", "memory_type",
               "bandwidth_gb_per_s", "power_w", "interconnect", "interconnect_name",
-              "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops"}
+              "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops",
+              "measured_bandwidth_gb_per_s", "measured_dense_tflops", "measured_source"}
 
 
 def normalise_name(name: str) -> str:
@@ -163,6 +167,9 @@ def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") ->
         raise ValueError(f"{where}: dense_tflops needs at least one precision")
     dense = {k: tflops_to_flops(_positive(rates, k, f"{where}.dense_tflops")) for k in rates}
     link = raw.get("interconnect_gb_per_s")
+    measured = raw.get("measured_dense_tflops") or {}
+    if (raw.get("measured_bandwidth_gb_per_s") or measured) and not raw.get("measured_source"):
+        raise ValueError(f"{where}: measured figures need a measured_source")
     return Card(
         id=raw["id"],
         name=raw["name"],
@@ -184,7 +191,28 @@ def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") ->
         vendor=raw.get("vendor"),
         form_factor=raw.get("form_factor"),
         interconnect_name=raw.get("interconnect_name"),
+        measured_bandwidth_bytes_per_s=None if raw.get("measured_bandwidth_gb_per_s") is None else
+        gb_per_s_to_bytes_per_s(_positive(raw, "measured_bandwidth_gb_per_s", where)),
+        measured_dense_flops=MappingProxyType(
+            {k: tflops_to_flops(_positive(measured, k, f"{where}.measured_dense_tflops")) for k in measured}),
+        measured_source=raw.get("measured_source", ""),
     )
+
+
+def achievable_bandwidth_fraction(card: "Card", default: float) -> tuple[float, str]:
+    """Measured over datasheet bandwidth for this card, else the default, with where from."""
+    if card.measured_bandwidth_bytes_per_s:
+        return (min(1.0, card.measured_bandwidth_bytes_per_s / card.bandwidth_bytes_per_s),
+                f"measured on {card.id}: {card.measured_source}")
+    return default, "the default measured fraction"
+
+
+def achievable_compute_fraction(card: "Card", key: str, default: float) -> tuple[float, str]:
+    """Measured over datasheet dense rate for this precision, else the default, with where from."""
+    measured, datasheet = card.measured_dense_flops.get(key), card.dense_flops.get(key)
+    if measured and datasheet:
+        return min(1.0, measured / datasheet), f"measured on {card.id}: {card.measured_source}"
+    return default, "the default measured fraction"
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,12 @@ PREFILL_EFFICIENCY = Default(0.65, "guide: large matmuls reach 60-70 % of peak")
 CARDS_PER_NODE = {"datacenter": 8, "workstation": 4, "consumer": 2}
 NETWORK_GB_PER_S_PER_NODE = {"datacenter": 400.0, "workstation": 25.0, "consumer": 12.5}
 HOP_LATENCY_S = {"dedicated": 5e-6, "pcie": 10e-6, "network": 10e-6}
+# Datasheet figures are not reached: one H200 measured 4.3 TB/s device-to-device against 4.8
+# (0.90) and 769-798 TFLOP/s on a bf16 8192-cube matmul against 989.5 dense (0.79).
+ACHIEVABLE_BANDWIDTH_FRACTION = Default(0.9, "measured copy bandwidth reaches about 90 % of the "
+                                        "datasheet (one H200: 4.3 of 4.8 TB/s)")
+ACHIEVABLE_COMPUTE_FRACTION = Default(0.79, "a large bf16 matmul reaches about 79 % of dense peak "
+                                      "(one H200: 769-798 of 989.5 TFLOP/s)")
 PRICE_PER_KWH = Default(0.7, "the guide's electricity price (0.7 per kWh)")
 CURRENCY = Default("CNY", "the guide's currency")
 PUE = Default(1.0, "no cooling or distribution overhead counted (PUE 1.0)")

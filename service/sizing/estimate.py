@@ -52,7 +52,7 @@ class CurvePoint:
     cards: int
     scaling_efficiency: float
     time_s: float | None
-    time_s_comm_model: float | None
+    time_s_guide_curve: float | None
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class ScalingResult:
     deadline_days: float | None
     cards_needed_by_memory: int | None
     cards_needed_for_deadline: int | None
-    cards_needed_for_deadline_comm_model: int | None
+    cards_needed_for_deadline_guide_curve: int | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
 
@@ -179,7 +179,7 @@ def scaling(
     by_deadline = (None, None)
     if deadline_days is not None and fit.cards_needed is not None:
         by_deadline = deadline_cards(model, resolved, hardware.card, place, fit.cards_needed,
-                                     deadline_days * SECONDS_PER_DAY, notes)
+                                     deadline_days * SECONDS_PER_DAY)
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
@@ -190,7 +190,7 @@ def scaling(
 
 def _curve_point(model, workload, card, cards, place) -> CurvePoint:
     answer = training_answer(model, workload, card, cards, place, Notes())
-    return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_comm_model)
+    return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
 
 
 def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
@@ -368,11 +368,11 @@ def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
 
 
 def _training_warnings(train: TrainingAnswer, card: Card, notes: Notes) -> None:
-    if train.time_s is not None and train.time_s_comm_model is not None and \
-            train.time_s_comm_model > 1.25 * train.time_s:
-        notes.warn(f"the communication model ({train.time_s_comm_model / SECONDS_PER_DAY:.1f} days) "
-                   f"is well above the guide's curve ({train.time_s / SECONDS_PER_DAY:.1f} days): the "
-                   "gradient all-reduce is not hidden by compute on these links")
+    if train.exposed_comm_s and train.comm_model_efficiency is not None and \
+            train.comm_model_efficiency < 0.8:
+        notes.warn(f"gradient all-reduce is not hidden by compute on these links: "
+                   f"{train.exposed_comm_s * 1e3:.0f} ms of each {train.step_time_s_comm_model * 1e3:.0f} ms "
+                   "step is communication; a faster interconnect or network")
     if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
         notes.warn(f"gradient sync ({train.gradient_sync_s * 1e3:.0f} ms) takes longer than a "
                    f"step's compute ({train.step_compute_s * 1e3:.0f} ms): the interconnect "

@@ -6,22 +6,44 @@ from dataclasses import dataclass
 from . import defaults as d
 from . import throughput as t
 from . import weights
-from .catalog import Card
+from .catalog import Card, achievable_bandwidth_fraction, achievable_compute_fraction
 from .errors import InvalidInputError
 from .inputs import Notes, Workload, compute_flops
 from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 
-# Share of the decode ceiling a stack reaches on one card: (low, typical, high, why).
+@dataclass(frozen=True)
+class Engine:
+    """How close an engine class comes to the decode ceiling: the share of bandwidth it streams
+    weights at (low, typical, high), and a fixed cost per layer and step (kernel launches and
+    synchronisation), which is what holds small models back on fast cards."""
+
+    low: float
+    typical: float
+    high: float
+    layer_overhead_s: float
+    why: str
+
+
+# Calibrated on service/accuracy/data/decode.csv (published batch-1 runs; `make validate` refits
+# and reports the spread): llama.cpp from 27 runs on 19 cards, exllamav2 and MLC from their
+# READMEs, HF transformers from two h2oGPT runs. Engines without published batch-1 runs keep
+# the guide's figures and no per-layer cost.
 ENGINES = {
-    None: (0.5, 0.6, 0.7, "guide: about 60 % of the ceiling on one card, 70 % with a tuned engine"),
-    "transformers": (0.2, 0.45, 0.6, "naive PyTorch generation: 20-60 % of the ceiling"),
-    "llama.cpp": (0.5, 0.7, 0.85, "measured llama.cpp runs: roughly 50-85 % of the ceiling"),
-    "vllm": (0.55, 0.7, 0.8, "a tuned serving engine: about 70 % (guide)"),
-    "sglang": (0.55, 0.7, 0.8, "a tuned serving engine: about 70 % (guide)"),
-    "tensorrt-llm": (0.6, 0.75, 0.85, "a tuned engine with fused kernels: 70 %+ (guide)"),
-    "exllamav2": (0.6, 0.75, 0.85, "a tuned single-user engine: 70 %+"),
-    "mlc-llm": (0.6, 0.75, 0.85, "a tuned compiled engine: 70 %+"),
+    None: Engine(0.5, 0.6, 0.7, 0.0, "guide: about 60 % of the ceiling on one card, 70 % with a "
+                 "tuned engine (median error 20 % over the published runs)"),
+    "llama.cpp": Engine(0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of "
+                        "the bandwidth plus 38 us per layer and token (median error 5 %)"),
+    "transformers": Engine(0.3, 0.6, 0.7, 300e-6, "HF transformers generate(): Python and launch "
+                           "overhead of about 300 us per layer and token (two h2oGPT runs)"),
+    "exllamav2": Engine(0.6, 0.9, 0.9, 20e-6, "exllamav2's README: 90 % of the bandwidth, 20 us per layer"),
+    "mlc-llm": Engine(0.6, 0.9, 0.9, 20e-6, "MLC LLM's README: 90 % of the bandwidth, 20 us per layer"),
+    "vllm": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
+                   "batch-1 runs calibrate it yet"),
+    "sglang": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
+                     "batch-1 runs calibrate it yet"),
+    "tensorrt-llm": Engine(0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 70 %+ (guide); no "
+                           "published batch-1 runs calibrate it yet"),
 }
 ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
                   "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
@@ -73,7 +95,9 @@ class ThroughputAnswer:
     weights_read_bytes_per_step: int
     flops_per_token: int
     decode_efficiency: float
+    achievable_bandwidth_fraction: float
     decode_tokens_per_s_ceiling: float
+    decode_tokens_per_s_achievable: float
     decode_tokens_per_s_expected: float
     decode_tokens_per_s_range: Range
     total_tokens_per_s_ceiling: float
@@ -101,15 +125,27 @@ def engine_name(engine: str | None) -> str | None:
     return key
 
 
-def decode_efficiency_range(card: Card, cards: int, workload: Workload, notes: Notes) -> Range:
+def achievable_fraction(card: Card, notes: Notes) -> float:
+    """The share of datasheet bandwidth a copy really reaches: measured on this card, or the
+    default measured fraction."""
+    fraction, where = achievable_bandwidth_fraction(card, d.ACHIEVABLE_BANDWIDTH_FRACTION.value)
+    notes.assume("achievable_bandwidth_fraction", round(fraction, 4),
+                 f"{where}: " + d.ACHIEVABLE_BANDWIDTH_FRACTION.note if "default" in where else where)
+    return fraction
+
+
+def decode_efficiency_range(card: Card, cards: int, workload: Workload, notes: Notes,
+                            ceiling_fraction: float = 1.0) -> Range:
     """The engine's share of the ceiling (the guide's when none is named), scaled for several
-    cards by the guide's dedicated-interconnect or PCIe ratio; a given efficiency is exact."""
+    cards by the guide's dedicated-interconnect or PCIe ratio, never above what the memory
+    itself reaches (`ceiling_fraction`); a given efficiency is exact."""
     if workload.decode_efficiency is not None:
         e = workload.decode_efficiency
         return Range(e, e, e)
-    low, typical, high, why = ENGINES[engine_name(workload.engine)]
+    engine = ENGINES[engine_name(workload.engine)]
+    why = engine.why
     factor = 1.0 if cards == 1 else MULTI_CARD_FACTOR[card.interconnect]
-    scaled = Range(*(min(0.95, x * factor) for x in (low, typical, high)))
+    scaled = Range(*(min(ceiling_fraction, x * factor) for x in (engine.low, engine.typical, engine.high)))
     where = "one card" if cards == 1 else f"{cards} cards over {card.interconnect}"
     notes.assume("decode_efficiency", round(scaled.typical, 4),
                  f"{why}; {where}; range {scaled.low:.2f}-{scaled.high:.2f}")
@@ -132,10 +168,13 @@ def throughput_answer(
     """Tensor-parallel decode and prefill over `cards`: bandwidths and peaks add."""
     peak = cards * compute_flops(card, workload.precision.compute_keys, notes, "compute")
     roof, read = _roof(model, workload, breakdown, card, cards, workload.batch_size, peak, notes)
-    eff = decode_efficiency_range(card, cards, workload, notes)
-    total = _scale(roof.total_tokens_per_s_ceiling, eff)
-    per_stream = _scale(roof.total_tokens_per_s_ceiling / workload.batch_size, eff)
-    prefill = _prefill(model, workload, peak, cards * card.bandwidth_bytes_per_s, read, notes)
+    fraction = achievable_fraction(card, notes)
+    eff = decode_efficiency_range(card, cards, workload, notes, fraction)
+    overhead = step_overhead_s(model, workload, notes)
+    total = _scale(roof.total_tokens_per_s_ceiling, workload.batch_size, eff, overhead)
+    per_stream = Range(*(x / workload.batch_size for x in (total.low, total.typical, total.high)))
+    prefill = _prefill(model, workload, peak, cards * card.bandwidth_bytes_per_s, read, notes,
+                       _compute_fraction(card, workload, notes))
     concurrency = fit.max_concurrent_sequences if cards == fit.count else None
     return ThroughputAnswer(
         cards=cards, batch_size=workload.batch_size,
@@ -148,24 +187,56 @@ def throughput_answer(
         bytes_per_step=roof.step_bytes, weights_read_bytes_per_step=read,
         flops_per_token=t.decode_flops_per_token(model.params_per_token),
         decode_efficiency=eff.typical,
+        achievable_bandwidth_fraction=fraction,
         decode_tokens_per_s_ceiling=roof.total_tokens_per_s_ceiling / workload.batch_size,
+        decode_tokens_per_s_achievable=fraction * roof.total_tokens_per_s_ceiling / workload.batch_size,
         decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
         total_tokens_per_s_ceiling=roof.total_tokens_per_s_ceiling,
         total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
         max_concurrent_sequences=concurrency,
-        decode_curve=_curve(model, workload, breakdown, card, cards, peak, eff.typical, concurrency),
+        decode_curve=_curve(model, workload, breakdown, card, cards, peak, eff.typical, overhead,
+                            concurrency),
         **prefill,
     )
 
 
-def _scale(ceiling: float, eff: Range) -> Range:
-    return Range(ceiling * eff.low, ceiling * eff.typical, ceiling * eff.high)
+def step_overhead_s(model: ModelSpec, workload: Workload, notes: Notes) -> float:
+    """The engine's fixed cost of one decode step: its per-layer cost x the layers (0 when the
+    layers are unknown or the efficiency was given)."""
+    if workload.decode_efficiency is not None or not model.layers:
+        return 0.0
+    per_layer = ENGINES[engine_name(workload.engine)].layer_overhead_s
+    if per_layer:
+        notes.assume("step_overhead_s", round(per_layer * model.layers, 6),
+                     f"{per_layer * 1e6:g} us per layer and decode step (kernel launches and "
+                     "synchronisation), calibrated on published runs")
+    return per_layer * model.layers
+
+
+def expected_total(ceiling_total: float, batch: int, efficiency: float, overhead_s: float) -> float:
+    """Total tokens/s: the batch over the step time, which is the bandwidth-bound time at the
+    engine's efficiency plus its fixed cost per step."""
+    return batch / (batch / (ceiling_total * efficiency) + overhead_s)
+
+
+def _scale(ceiling_total: float, batch: int, eff: Range, overhead_s: float) -> Range:
+    return Range(*(expected_total(ceiling_total, batch, e, overhead_s)
+                   for e in (eff.low, eff.typical, eff.high)))
+
+
+def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
+    key = _compute_key(card, workload)
+    fraction, where = achievable_compute_fraction(card, key, d.ACHIEVABLE_COMPUTE_FRACTION.value)
+    if "measured on" in where:
+        notes.assume("achievable_compute_fraction", round(fraction, 4), where)
+    return fraction
 
 
 def _prefill(model: ModelSpec, workload: Workload, peak: float, bandwidth: float, read: int,
-             notes: Notes) -> dict:
+             notes: Notes, compute_fraction: float = 1.0) -> dict:
     """Prefill of one prompt: 2 x active params x tokens plus causal attention, compute-bound
-    at 60-70 % of peak, and never faster than reading the weights once."""
+    at 60-70 % of peak (never above what a large matmul reaches on the card), and never faster
+    than reading the weights once."""
     prompt = workload.prompt_tokens
     attention = 0.0
     if model.layers and model.attention_heads and model.resolved_head_dim:
@@ -173,7 +244,7 @@ def _prefill(model: ModelSpec, workload: Workload, peak: float, bandwidth: float
     flops = 2.0 * model.params_per_token * prompt + attention
     notes.assume("prefill_efficiency", d.PREFILL_EFFICIENCY.value, d.PREFILL_EFFICIENCY.note)
     memory_s = read / bandwidth
-    times = [max(flops / (peak * e), memory_s) for e in PREFILL_EFFICIENCY_RANGE]
+    times = [max(flops / (peak * min(e, compute_fraction)), memory_s) for e in PREFILL_EFFICIENCY_RANGE]
     return {
         "prompt_tokens": prompt,
         "prefill_flops": flops,
@@ -184,12 +255,12 @@ def _prefill(model: ModelSpec, workload: Workload, peak: float, bandwidth: float
     }
 
 
-def _curve(model, workload, breakdown, card, cards, peak, efficiency, concurrency) -> tuple:
+def _curve(model, workload, breakdown, card, cards, peak, efficiency, overhead_s, concurrency) -> tuple:
     """Tokens/s per stream and in total against batch, up to where memory or compute binds."""
     points = []
     for batch in CURVE_BATCHES:
         roof, _ = _roof(model, workload, breakdown, card, cards, batch, peak)
-        total = roof.total_tokens_per_s_ceiling * efficiency
+        total = expected_total(roof.total_tokens_per_s_ceiling, batch, efficiency, overhead_s)
         fits = concurrency is None or batch <= concurrency
         points.append(CurvePoint(batch, total / batch, total, roof.total_tokens_per_s_ceiling,
                                  roof.bound, fits))

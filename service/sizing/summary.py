@@ -58,12 +58,12 @@ def _en(model, workload, card, memory, fit, speed, train, energy):
                   if speed.batch_size > 1 else "."))
     if train is not None and train.time_s is not None:
         r = train.time_s_range
-        comm = ("" if train.time_s_comm_model is None else
-                f"; the communication model says {train.time_s_comm_model / SECONDS_PER_DAY:.1f} days")
+        guide = ("" if train.time_s_guide_curve is None or train.method != "communication model" else
+                 f"; the guide's scaling curve says {train.time_s_guide_curve / SECONDS_PER_DAY:.1f}")
         yield (f"Training on {train.train_tokens:.3g} tokens "
                f"takes about {train.time_s / SECONDS_PER_DAY:.1f} days on {train.cards} cards "
                f"({r.low / SECONDS_PER_DAY:.1f}-{r.high / SECONDS_PER_DAY:.1f}) "
-               f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling{comm}.")
+               f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling ({train.method}){guide}.")
     yield (f"The machine draws about {energy.power_w:,.0f} W: {energy.electricity_cost_per_year:,.0f} "
            f"{energy.currency} of electricity a year at {energy.price_per_kwh:g} per kWh.")
 
@@ -88,8 +88,8 @@ def _zh(model, workload, card, memory, fit, speed, train, energy):
                   if speed.batch_size > 1 else "。"))
     if train is not None and train.time_s is not None:
         r = train.time_s_range
-        comm = ("" if train.time_s_comm_model is None else
-                f"；按通信模型约 {train.time_s_comm_model / SECONDS_PER_DAY:.1f} 天")
+        comm = ("" if train.time_s_guide_curve is None or train.method != "communication model" else
+                f"；按指南的扩展曲线约 {train.time_s_guide_curve / SECONDS_PER_DAY:.1f} 天")
         yield (f"训练 {train.train_tokens:.3g} token 在 {train.cards} 张卡上约需 "
                f"{train.time_s / SECONDS_PER_DAY:.1f} 天（{r.low / SECONDS_PER_DAY:.1f}-"
                f"{r.high / SECONDS_PER_DAY:.1f}；利用率 {train.mfu:.0%}，扩展效率 "

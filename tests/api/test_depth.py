@@ -165,7 +165,7 @@ def test_engine_sets_the_decode_efficiency_range(client):
             body["workload"] = {"engine": engine}
         return post(client, "/throughput", body)
     guide, llama_cpp, naive = speed(None), speed("llama.cpp"), speed("transformers")
-    assert guide["decode_efficiency"] == 0.6 and llama_cpp["decode_efficiency"] == 0.7
+    assert guide["decode_efficiency"] == 0.6 and llama_cpp["decode_efficiency"] == 0.87
     assert naive["decode_tokens_per_s_expected"] < guide["decode_tokens_per_s_expected"]
     for answer in (guide, llama_cpp, naive):
         r = answer["decode_tokens_per_s_range"]
@@ -178,7 +178,8 @@ def test_ring_allreduce_and_the_comm_model_beside_the_guide(client):
     # One node of 8 over NVLink: 2 x 7/8 x 28 GB / 900 GB/s + 14 hops x 5 us.
     assert body["allreduce_s"] == approx(2 * 7 / 8 * 28e9 / 900e9 + 14 * 5e-6)
     assert body["gradient_sync_s"] == approx(28e9 / 900e9)  # the guide's first order
-    assert body["time_s"] and body["time_s_comm_model"] and body["nodes"] == 1
+    assert body["time_s"] == body["time_s_comm_model"] and body["method"] == "communication model"
+    assert body["time_s_guide_curve"] > body["time_s"] and body["nodes"] == 1
 
 
 def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
@@ -194,8 +195,10 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
     assert needed and needed >= answer["cards_needed_by_memory"]
     assert scaling(count=needed)["time_days"] <= 30
     assert scaling(count=needed - 1)["time_days"] > 30
-    comm = answer["cards_needed_for_deadline_comm_model"]
-    assert comm and scaling(count=comm)["time_s_comm_model"] <= 30 * 86400
+    by_curve = answer["cards_needed_for_deadline_guide_curve"]
+    assert scaling(count=by_curve)["time_s_guide_curve"] <= 30 * 86400
+    assert scaling(count=by_curve - 1)["time_s_guide_curve"] > 30 * 86400
+    assert by_curve > needed  # the guide's curve is the more pessimistic
 
 
 def test_estimate_reports_ranges_not_false_points(client):
