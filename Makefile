@@ -8,7 +8,7 @@ THREADS ?= 4
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test validate clean
+.PHONY: help install run test validate bench fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -31,6 +31,16 @@ test: $(STAMP) ## run the whole test suite
 
 validate: $(STAMP) ## estimates against published measurements; writes docs/accuracy.md
 	$(BIN)/python -m service.accuracy.validate --out docs/accuracy.md
+
+bench: $(STAMP) ## /estimate against the framework floor under gunicorn; writes docs/performance.md
+	@command -v wrk >/dev/null || echo "wrk not found (apt-get install wrk): using a Python load generator"
+	$(BIN)/python -m service.bench.run
+
+fuzz: $(STAMP) ## schemathesis against the running server with many examples
+	$(BIN)/python -m service.bench.fuzz --max-examples 300
+
+soak: $(STAMP) ## a few minutes at twice the bench's concurrency, one worker killed midway
+	$(BIN)/python -m service.bench.soak
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

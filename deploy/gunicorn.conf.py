@@ -41,6 +41,13 @@ logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "info").upper())
 preload_app = False
 
 
+def post_fork(server, worker):
+    """gunicorn's own error pages (a request line too long, a malformed header) as problem+json."""
+    from service.gunicorn_errors import install
+
+    install()
+
+
 def child_exit(server, worker):
     """Drop a dead worker's live-gauge files so a scrape does not count a ghost (multiprocess)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

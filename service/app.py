@@ -8,6 +8,7 @@ from flask import Flask, request
 from flask_swagger_ui import get_swaggerui_blueprint
 
 from .api import catalog, decisions, ops, plots, resources
+from .api.cache import init_cache
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
@@ -32,6 +33,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
     init_catalogs(app)
+    init_cache(app)
     for blueprint in (resources.bp, decisions.bp, catalog.bp, plots.bp, ops.bp, _docs()):
         app.register_blueprint(blueprint)
     register_errors(app)
@@ -40,6 +42,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     init_access_log(app)
     if app.config["TEST_DELAY"]:
         app.before_request(_test_delay)
+    if os.environ.get("SIZING_BENCH") == "1":
+        from .bench.floor import init_floor
+
+        init_floor(app)
     return app
 
 

@@ -6,6 +6,7 @@ from werkzeug.exceptions import NotFound
 from ..sizing.errors import UnknownCardError, UnknownModelError
 from ..sizing.units import GIB
 from . import schemas as s
+from .jsonio import query_args
 from .catalogs import current_catalogs
 
 bp = Blueprint("catalog", __name__)
@@ -27,7 +28,7 @@ def matches(card, query: dict) -> bool:
 
 @bp.get("/cards")
 def list_cards():
-    query = _query.load(request.args.to_dict())
+    query = _query.load(query_args(request))
     catalogs = current_catalogs()
     cards = [c for c in catalogs.cards.cards if matches(c, query)]
     return _cards.dump({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})

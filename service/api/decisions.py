@@ -13,7 +13,7 @@ from ..sizing.normalize import normalize as normalise_figure
 from ..sizing.troubleshoot import diagnose
 from . import schemas as s
 from .catalogs import current_catalogs
-from .jsonio import json_body
+from .jsonio import json_body, query_args
 from .lang import preferred_lang
 
 bp = Blueprint("decisions", __name__)
@@ -102,7 +102,7 @@ def normalize():
 
 @bp.get("/troubleshoot")
 def troubleshoot():
-    args = _trouble_in.load(request.args.to_dict())
+    args = _trouble_in.load(query_args(request))
     lang = args.get("lang") or preferred_lang() or "en"
     result = diagnose(args["q"], lang, args.get("line"), args.get("limit", 3))
     return _trouble_out.dump({

@@ -4,6 +4,7 @@ import json
 import math
 
 from flask import Request
+from marshmallow import ValidationError
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
@@ -52,3 +53,11 @@ class StrictJSONProvider(DefaultJSONProvider):
     def dumps(self, obj, **kwargs) -> str:
         kwargs.setdefault("allow_nan", False)
         return super().dumps(obj, **kwargs)
+
+
+def query_args(request: Request) -> dict:
+    """The query parameters, each at most once: a repeated one is a 422, not silently the first."""
+    repeated = sorted(k for k, values in request.args.lists() if len(values) > 1)
+    if repeated:
+        raise ValidationError({k: ["Give this parameter once."] for k in repeated})
+    return request.args.to_dict()

@@ -7,6 +7,7 @@ from flask import Blueprint, Response, request
 
 from ..sizing import estimate as domain
 from . import schemas as s
+from .jsonio import query_args
 
 bp = Blueprint("plots", __name__)
 _query = s._EstimateQuerySchema()
@@ -14,7 +15,7 @@ SVG_MIME = "image/svg+xml"
 
 
 def _throughput():
-    args = _query.load(request.args.to_dict())
+    args = _query.load(query_args(request))
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 
 

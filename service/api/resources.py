@@ -1,6 +1,6 @@
 """The computing endpoints: parse with a schema, call the domain, dump with a schema."""
 
-from flask import Blueprint, request
+from flask import Blueprint, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -11,12 +11,13 @@ from ..sizing.catalog import Price
 from ..sizing.errors import SizingError
 from ..sizing.inputs import HardwareInput
 from .catalog import matches
+from .cache import cached
 from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
 from .errors import flatten_messages, problem_body
 from .lang import preferred_lang
 from . import schemas as s
-from .jsonio import json_body
+from .jsonio import json_body, query_args
 
 bp = Blueprint("sizing", __name__)
 
@@ -48,14 +49,25 @@ def _estimate(args: dict) -> dict:
     return _estimate_out.dump(result)
 
 
+def _counted(line: str, body: dict):
+    """A response whose cache hits still count as estimates of the card's line."""
+    response = jsonify(body)
+    response.on_hit = lambda: count_estimate("estimate", line)
+    return response
+
+
 @bp.post("/estimate")
+@cached
 def estimate():
-    return _estimate(_estimate_in.load(json_body(request)))
+    body = _estimate(_estimate_in.load(json_body(request)))
+    return _counted(body["card"]["line"], body)
 
 
 @bp.get("/estimate")
+@cached
 def estimate_get():
-    return _estimate(_estimate_query.load(request.args.to_dict()))
+    body = _estimate(_estimate_query.load(query_args(request)))
+    return _counted(body["card"]["line"], body)
 
 
 @bp.post("/estimate/batch")

@@ -297,7 +297,8 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
     fit = fit_answer(breakdown, resolved, hardware.card, None, notes)
     if fit.cards_needed is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
-    speed = throughput_answer(model, resolved, breakdown, hardware.card, fit, fit.cards_needed, notes)
+    speed = throughput_answer(model, resolved, breakdown, hardware.card, fit, fit.cards_needed, notes,
+                              curve=False)
     return Alternative(label, fit.cards_needed, "decode_tokens_per_s_expected",
                        speed.decode_tokens_per_s_expected,
                        f"{breakdown.weights_bytes / GB:.1f} GB of weights")

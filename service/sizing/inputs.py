@@ -25,6 +25,7 @@ class Notes:
 
     assumptions: list[Assumption] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _named: set[str] = field(default_factory=set, repr=False)
 
     def use(self, name: str, given, default: d.Default):
         """The given value, or the default (recorded as an assumption)."""
@@ -34,7 +35,8 @@ class Notes:
         return default.value
 
     def assume(self, name: str, value, note: str) -> None:
-        if not any(a.name == name for a in self.assumptions):
+        if name not in self._named:
+            self._named.add(name)
             self.assumptions.append(Assumption(name, value, note))
 
     def warn(self, text: str) -> None:

@@ -163,7 +163,7 @@ def _roof(model, workload, breakdown, card, cards, batch, peak, notes=None):
 
 def throughput_answer(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card, fit: FitAnswer,
-    cards: int, notes: Notes,
+    cards: int, notes: Notes, curve: bool = True,
 ) -> ThroughputAnswer:
     """Tensor-parallel decode and prefill over `cards`: bandwidths and peaks add."""
     peak = cards * compute_flops(card, workload.precision.compute_keys, notes, "compute")
@@ -195,7 +195,7 @@ def throughput_answer(
         total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
         max_concurrent_sequences=concurrency,
         decode_curve=_curve(model, workload, breakdown, card, cards, peak, eff.typical, overhead,
-                            concurrency),
+                            concurrency) if curve else (),
         **prefill,
     )
 

@@ -135,3 +135,64 @@ def test_a_non_finite_answer_would_be_a_500_not_invalid_json():
         return {"x": float("nan")}
 
     assert_problem(app.test_client().get("/nan"), 500)
+
+
+# --- the bad-input suite, on every computing endpoint ----------------------------------------
+
+POST_ENDPOINTS = ("/estimate", "/estimate/batch", "/estimate/sweep", "/memory", "/throughput",
+                  "/scaling", "/cost", "/rank", "/recommend", "/normalize")
+BAD_BODIES = {
+    "malformed": (b'{"model": ', 400),
+    "nan": (b'{"value": NaN}', 400),
+    "infinity": (b'{"value": Infinity}', 400),
+    "1e400": (b'{"value": 1e400}', 400),
+    "5000-digits": (b'{"value": ' + b"7" * 5000 + b"}", 400),
+    "deep": (b"[" * 1000 + b"]" * 1000, 400),
+    "ten-megabytes": (b'{"pad": "' + b"x" * (10 << 20) + b'"}', 413),
+    "array": (b"[]", 422),
+    "unknown-field": (b'{"colour": "red"}', 422),
+    "string-for-number": (b'{"value": "800", "precision": "int8"}', 422),
+}
+
+
+@pytest.mark.parametrize("path", POST_ENDPOINTS)
+@pytest.mark.parametrize("case", sorted(BAD_BODIES))
+def test_every_endpoint_refuses_bad_input_with_a_4xx_problem(client, path, case):
+    body, status = BAD_BODIES[case]
+    if path == "/estimate/batch" and case in ("unknown-field", "string-for-number"):
+        status = 422  # the batch's own envelope is what is checked
+    assert_problem(raw(client, body, path=path), status)
+
+
+@pytest.mark.parametrize("path", POST_ENDPOINTS)
+def test_every_endpoint_refuses_the_wrong_content_type(client, path):
+    assert_problem(raw(client, "a=1", "application/x-www-form-urlencoded", path=path), 415)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "workload": {"context_tokens": 10**8}},
+         "workload.context_tokens"),
+        ({"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "workload": {"batch_size": -1}},
+         "workload.batch_size"),
+        ({"model": {"params_billion": 1e6}, "hardware": {"card": "D-M"}}, "model.params_billion"),
+        ({"model": "llama-3.1-8b", "hardware": {"card": "D-M", "count": 10**6}}, "hardware.count"),
+    ],
+)
+def test_huge_and_negative_values_are_422(client, body, field):
+    problem = assert_problem(client.post("/estimate", json=body), 422)
+    assert field in {e["field"] for e in problem["errors"]}
+
+
+def test_the_largest_context_allowed_answers_without_error(client):
+    response = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"},
+                                              "workload": {"context_tokens": 10_000_000}})
+    assert response.status_code == 200
+    assert response.get_json()["cards_needed"] is None or response.get_json()["cards_needed"] > 1
+
+
+def test_repeated_query_parameters_are_422(client):
+    response = client.get("/troubleshoot?q=oom&limit=1&limit=2")
+    problem = assert_problem(response, 422)
+    assert problem["errors"][0]["field"] == "limit"

@@ -131,3 +131,11 @@ def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     assert settings["bind"] == "127.0.0.1:8000"
     assert settings["worker_tmp_dir"] in ("/dev/shm", None)
     assert callable(settings["child_exit"])
+
+
+def test_gunicorns_own_errors_are_problem_json_too(server):
+    """A request line over gunicorn's limit never reaches the app; it still gets problem+json."""
+    response = requests.get(f"{server.base}/troubleshoot?q={'x' * 9000}", timeout=5)
+    assert response.status_code in (400, 414)
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert response.json()["status"] == response.status_code

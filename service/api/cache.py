@@ -1,0 +1,77 @@
+"""A response cache for the pure computing endpoints.
+
+An answer depends only on the request and on the catalogs loaded at start, so the same body
+(with the same Accept and Accept-Language) always gets the same bytes: chatbots and dashboards
+ask the same questions again and again. Bounded LRU per worker; SIZING_CACHE_SIZE sets the
+number of answers kept (0 turns it off). Only successful answers are kept; problems carry a
+request id and are never reused.
+"""
+
+import os
+import threading
+from collections import OrderedDict
+
+from flask import Flask, Response, current_app, request
+
+DEFAULT_SIZE = 1024
+_KEY = "sizing.cache"
+
+
+class ResponseCache:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key):
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return entry
+
+    def put(self, key, entry) -> None:
+        if not self.size:
+            return
+        with self._lock:
+            self._items[key] = entry
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def init_cache(app: Flask) -> None:
+    size = app.config.get("CACHE_SIZE", int(os.environ.get("SIZING_CACHE_SIZE", DEFAULT_SIZE)))
+    app.extensions[_KEY] = ResponseCache(size)
+
+
+def request_key() -> tuple:
+    """What an answer depends on: the route, the body or query, and the negotiated headers."""
+    return (request.path, request.method, request.get_data(cache=True), request.query_string,
+            request.headers.get("Accept", ""), request.headers.get("Accept-Language", ""))
+
+
+def cached(view):
+    """Serve a kept answer for the same request; keep a fresh 200 answer."""
+
+    def wrapper(*args, **kwargs):
+        cache: ResponseCache = current_app.extensions[_KEY]
+        key = request_key()
+        entry = cache.get(key)
+        if entry is not None:
+            body, mimetype, on_hit = entry
+            if on_hit:
+                on_hit()
+            return Response(body, mimetype=mimetype)
+        response = current_app.make_response(view(*args, **kwargs))
+        if response.status_code == 200:
+            cache.put(key, (response.get_data(), response.mimetype, getattr(response, "on_hit", None)))
+        return response
+
+    wrapper.__name__ = view.__name__
+    wrapper.__doc__ = view.__doc__
+    return wrapper

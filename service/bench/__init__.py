@@ -1,0 +1,1 @@
+"""Evidence under load: the benchmark against the framework floor, and the soak."""

@@ -1,0 +1,250 @@
+"""`make bench`: the real server on loopback with the production config, driven by wrk (or a
+Python load generator when wrk is missing), POST /estimate against the framework floor.
+
+Reports requests per second, p50 and p99 latency, their ratio, a 1000-item batch in items/s,
+cold start (import to first answer) and resident memory per worker, and writes
+docs/performance.md with the machine's cores and the commands to reproduce.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
+ECHO = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, workers: int, threads: int, log: Path, **env) -> subprocess.Popen:
+    environment = {**os.environ, "PORT": str(port), "WORKERS": str(workers), "THREADS": str(threads),
+                   "SIZING_BENCH": "1", "LOG_LEVEL": "warning",
+                   "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="sizing-metrics-"),
+                   "GUNICORN": str(Path(sys.executable).with_name("gunicorn")), **env}
+    with log.open("wb") as out:
+        proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
+                                stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return proc
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(log.read_text()[-2000:])
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+LUA = """wrk.method = "POST"
+wrk.body = [[{body}]]
+wrk.headers["Content-Type"] = "application/json"
+"""
+# Every request a different context length, so no answer is ever served from the cache.
+LUA_DISTINCT = """local threads_n = 0
+function setup(thread)
+  thread:set("offset", threads_n * 1000000)
+  threads_n = threads_n + 1
+end
+function init(args)
+  counter = offset
+end
+function request()
+  counter = counter + 1
+  local body = string.format('{"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, ' ..
+    '"workload": {"context_tokens": %d}}', 1000 + counter)
+  return wrk.format("POST", "/estimate", {["Content-Type"] = "application/json"}, body)
+end
+"""
+
+
+def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: int) -> dict:
+    """requests/s, p50 and p99 in ms, and errors from wrk --latency (body None: distinct bodies)."""
+    script = Path(tempfile.mkdtemp()) / "post.lua"
+    script.write_text(LUA_DISTINCT if body is None else LUA.format(body=json.dumps(body)))
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
+                          "-s", str(script), url], capture_output=True, text=True, check=True).stdout
+
+    def ms(label: str) -> float:
+        value, unit = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)", out, re.M).groups()
+        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50_ms": ms("50"), "p99_ms": ms("99"),
+            "errors": int(errors.group(1)) if errors else 0,
+            "socket_errors": socket_errors.group(1) if socket_errors else "none", "raw": out}
+
+
+def python_load(url: str, body: dict | None, connections: int, seconds: int) -> dict:
+    """A fallback load generator: `connections` threads, each on its own keep-alive session."""
+    latencies: list[float] = []
+    errors = 0
+    stop = time.monotonic() + seconds
+    lock = threading.Lock()
+    counter = iter(range(10**9))
+
+    def worker():
+        nonlocal errors
+        session = requests.Session()
+        while time.monotonic() < stop:
+            payload = body or {**ESTIMATE, "workload": {"context_tokens": 1000 + next(counter)}}
+            start = time.perf_counter()
+            ok = session.post(url, json=payload, timeout=10).status_code == 200
+            with lock:
+                latencies.append(time.perf_counter() - start)
+                errors += not ok
+
+    pool = [threading.Thread(target=worker) for _ in range(connections)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    latencies.sort()
+    return {"rps": len(latencies) / seconds, "p50_ms": latencies[len(latencies) // 2] * 1e3,
+            "p99_ms": latencies[int(len(latencies) * 0.99)] * 1e3, "errors": errors,
+            "socket_errors": "n/a", "raw": ""}
+
+
+def load(url, body, connections, seconds, wrk_threads):
+    if shutil.which("wrk"):
+        return wrk(url, body, connections, seconds, wrk_threads)
+    return python_load(url, body, connections, seconds)
+
+
+def batch_items_per_s(base: str, items: int = 1000, rounds: int = 3) -> float:
+    body = {"items": [ESTIMATE] * items}
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        response = requests.post(f"{base}/estimate/batch", json=body, timeout=120)
+        response.raise_for_status()
+        best = min(best, time.perf_counter() - start)
+    return items / best
+
+
+def cold_start_s() -> float:
+    code = ("import time; t = time.perf_counter(); from service.app import create_app; "
+            "c = create_app().test_client(); "
+            "r = c.post('/estimate', json={'model': 'llama-3.1-8b', 'hardware': {'card': 'rtx-4090'}}); "
+            "assert r.status_code == 200; print(time.perf_counter() - t)")
+    runs = [float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(3)]
+    return statistics.median(runs)
+
+
+def report(results: dict, args) -> str:
+    e, b, m = results["estimate"], results["floor"], results["distinct"]
+    cmd = (f"make bench  # = python -m service.bench.run --workers {args.workers} --threads {args.threads} "
+           f"--connections {args.connections} --seconds {args.seconds}")
+    return textwrap.dedent(f"""\
+    # Performance
+
+    Measured by `make bench` on {results['cores']} cores ({results['cpu']}), Python {sys.version.split()[0]},
+    gunicorn with deploy/gunicorn.conf.py ({args.workers} workers x {args.threads} threads), the load
+    generator ({results['generator']}) on the same machine, {args.connections} connections for {args.seconds} s each,
+    on {results['date']}.
+
+    | endpoint | requests/s | p50 ms | p99 ms | non-2xx |
+    |---|---|---|---|---|
+    | POST /estimate, the same question again (llama-3.1-8b on rtx-4090) | {e['rps']:,.0f} | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['errors']} |
+    | POST /estimate, a new question every time (context varies) | {m['rps']:,.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {m['errors']} |
+    | POST /bench/echo (the framework floor) | {b['rps']:,.0f} | {b['p50_ms']:.2f} | {b['p99_ms']:.2f} | {b['errors']} |
+
+    - /estimate at **{e['rps'] / b['rps']:.0%}** of the floor's throughput for a repeated question
+      (served from the per-worker answer cache), **{m['rps'] / b['rps']:.0%}** for questions never
+      asked before (the full computation: memory, fit, roofline, decode curve, four alternatives,
+      ranges, host sizing, summary); p99 {e['p99_ms']:.1f} ms and {m['p99_ms']:.1f} ms.
+    - A 1000-item `POST /estimate/batch`: **{results['batch_items_per_s']:,.0f} items/s**.
+    - Cold start (import to the first answer, in-process): **{results['cold_start_s'] * 1e3:.0f} ms**.
+    - Resident memory per worker after the load: {', '.join(f'{m:.0f} MiB' for m in results['rss_mib'])}.
+
+    The floor is a view of the same app (JSON provider, errors, metrics, request ids, JSON logs)
+    that parses a small JSON body and returns it, registered only when SIZING_BENCH=1.
+
+    Reproduce: `{cmd}`; the soak: `make soak`.
+    """)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
+    args = parser.parse_args(argv)
+    port = free_port()
+    log = Path(tempfile.mkdtemp()) / "server.log"
+    proc = start_server(port, args.workers, args.threads, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        load(f"{base}/estimate", ESTIMATE, args.connections, 2, 2)  # warm every worker
+        results = {
+            "floor": load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2),
+            "estimate": load(f"{base}/estimate", ESTIMATE, args.connections, args.seconds, 2),
+            "distinct": load(f"{base}/estimate", None, args.connections, args.seconds, 2),
+            "batch_items_per_s": batch_items_per_s(base),
+            "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
+        }
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    results.update(cold_start_s=cold_start_s(), cores=os.cpu_count(), cpu=_cpu(),
+                   generator="wrk" if shutil.which("wrk") else "python threads",
+                   date=time.strftime("%Y-%m-%d"))
+    text = report(results, args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+def _cpu() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
