@@ -15,6 +15,10 @@ from .errors import InvalidInputError
 from .model import ModelSpec
 
 FIELD = "model.hf_config"
+# Bounds far above any published model, so that a hostile config cannot make a worker count
+# parameters for minutes: the counter walks the layers one by one.
+MAX_LAYERS = 1_000
+MAX_EXPERTS = 100_000
 
 # Each family's transformers config class default for tie_word_embeddings.
 _TIED_DEFAULT = {
@@ -41,6 +45,13 @@ class _Config:
 
     def __init__(self, raw: Mapping, prefix: str) -> None:
         self.raw, self.prefix = raw, prefix
+        self._memo: dict = {}
+
+    def once(self, key: str, parse):
+        """`parse()` the first time a derived value is asked for, the same value after."""
+        if key not in self._memo:
+            self._memo[key] = parse()
+        return self._memo[key]
 
     def _fail(self, key: str, message: str):
         raise InvalidInputError(f"config {key}: {message}", f"{self.prefix}.{key}")
@@ -85,6 +96,9 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
             f"{', '.join(SUPPORTED)}", f"{prefix}.model_type")
     c = _Config(raw, prefix)
     hidden, layers = c.int("hidden_size"), c.int("num_hidden_layers")
+    if layers > MAX_LAYERS:
+        raise InvalidInputError(f"config num_hidden_layers above {MAX_LAYERS:,} is not a model this "
+                                "service can size", f"{prefix}.num_hidden_layers")
     heads, vocab = c.int("num_attention_heads"), c.int("vocab_size")
     kv_heads = c.int("num_key_value_heads", heads)
     if min(hidden, layers, heads, vocab, kv_heads) < 1 or heads % kv_heads:
@@ -250,6 +264,9 @@ def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
 
 def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: int,
          shared: int = 0, shapes: tuple = ()) -> _Counted:
+    if experts > MAX_EXPERTS:
+        raise InvalidInputError(f"config experts above {MAX_EXPERTS:,} are not a model this service "
+                                "can size", f"{FIELD}.num_experts")
     if not 1 <= per_token <= experts:
         raise InvalidInputError("config experts per token must be between 1 and the expert count",
                                 f"{FIELD}.num_experts_per_tok")
@@ -260,11 +277,7 @@ def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: in
 
 def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
     step = c.int("decoder_sparse_step", 1) or 1
-    dense_layers = c.raw.get("mlp_only_layers") or []
-    if not isinstance(dense_layers, list) or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in dense_layers):
-        raise InvalidInputError("config mlp_only_layers must be a list of layer indices",
-                                f"{c.prefix}.mlp_only_layers")
+    dense_layers = c.once("mlp_only_layers", lambda: _layer_indices(c, "mlp_only_layers"))
     if index in dense_layers or (index + 1) % step:
         return _dense(hidden, c.int("intermediate_size"))
     shared, shapes = 0, ()
@@ -275,6 +288,14 @@ def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
     inter, experts = c.int("moe_intermediate_size"), c.int("num_experts")
     return _moe(experts, c.int("num_experts_per_tok"), _gated(hidden, inter), hidden, 0, shared,
                 shapes + _gated_shapes("expert", hidden, inter, experts))
+
+
+def _layer_indices(c: _Config, key: str) -> frozenset[int]:
+    indices = c.raw.get(key) or []
+    if not isinstance(indices, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in indices):
+        raise InvalidInputError(f"config {key} must be a list of layer indices", f"{c.prefix}.{key}")
+    return frozenset(indices)
 
 
 def _deepseek_moe(c: _Config, hidden, index) -> _Counted:

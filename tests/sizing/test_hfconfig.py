@@ -125,6 +125,8 @@ def test_tied_embeddings_default_follows_the_family():
         ({**MIXTRAL_8X7B, "num_experts_per_tok": 9}, "model.hf_config.num_experts_per_tok"),
         ({**DEEPSEEK_V3, "kv_lora_rank": None}, "model.hf_config.kv_lora_rank"),
         ({}, "model.hf_config.model_type"),
+        ({**LLAMA_31_8B, "num_hidden_layers": 10**9}, "model.hf_config.num_hidden_layers"),
+        ({**MIXTRAL_8X7B, "num_local_experts": 10**8}, "model.hf_config.num_experts"),
         ({**LLAMA_31_8B, "model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2,
           "moe_intermediate_size": 768, "mlp_only_layers": 5}, "model.hf_config.mlp_only_layers"),
     ],
