@@ -4,7 +4,7 @@ import logging
 
 from flask import Flask, Response, json, request
 from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException
 
 from ..security import request_id
 from ..sizing.errors import SizingError
@@ -69,7 +69,7 @@ def _http(exc: HTTPException) -> Response:
 
 def _unexpected(exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.path)
-    return problem(500, InternalServerError.name, "The server failed to answer; it has been logged.")
+    return problem(500, "Internal Server Error", "The server failed to answer; it has been logged.")
 
 
 def register_errors(app: Flask) -> None:

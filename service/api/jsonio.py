@@ -26,15 +26,36 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _has_lone_surrogate(value) -> bool:
+    """Whether a parsed value holds a string with an unpaired UTF-16 surrogate ("\\ud800"),
+    which no UTF-8 answer could echo."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and any("\ud800" <= ch <= "\udfff" for ch in item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def loads_strict(data: bytes | str):
-    """Parse JSON, refusing NaN, Infinity, numbers that overflow and absurd nesting."""
+    """Parse JSON, refusing NaN, Infinity, numbers that overflow, absurd nesting and text that
+    is not Unicode (unpaired surrogates)."""
     try:
-        return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
     except RecursionError:
         raise MalformedJSON("The request body nests too deeply.") from None
     except (ValueError, UnicodeDecodeError) as exc:
         # json.JSONDecodeError is a ValueError; so are integers over Python's digit limit.
         raise MalformedJSON(f"The request body is not valid JSON: {exc}") from None
+    if _has_lone_surrogate(value):
+        raise MalformedJSON("The request body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff).")
+    return value
 
 
 def json_body(request: Request):

@@ -35,9 +35,11 @@ def assert_problem(response, status):
         b'{"a": ' * 1000 + b"1" + b"}" * 1000,
         b"\xff\xfe",
         b"",
+        b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "\\ud83d"}}',
+        b'{"model": "\\udfff", "hardware": {"card": "D-M"}}',
     ],
     ids=["truncated", "nan-top", "nan", "infinity", "minus-infinity", "1e400", "5000-digits",
-         "deep-array", "deep-object", "not-utf8", "empty"],
+         "deep-array", "deep-object", "not-utf8", "empty", "lone-high-surrogate", "lone-low-surrogate"],
 )
 def test_malformed_json_is_400(client, body):
     assert_problem(raw(client, body), 400)
@@ -51,6 +53,12 @@ def test_wrong_content_type_is_415(client):
 def test_body_over_the_limit_is_413(client):
     big = b'{"model": "' + b"x" * (2 << 20) + b'"}'
     assert_problem(raw(client, big), 413)
+
+
+def test_a_paired_surrogate_is_fine(client):
+    body = b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "\\ud83d\\ude00"}}'
+    response = raw(client, body)
+    assert response.status_code == 200 and response.get_json()["energy"]["currency"] == "\U0001F600"
 
 
 def test_unknown_path_is_404_and_wrong_method_405(client):
@@ -125,6 +133,7 @@ def test_an_unexpected_failure_is_a_500_without_traceback():
     body = assert_problem(response, 500)
     assert "secret" not in response.get_data(as_text=True)
     assert "Traceback" not in body["detail"]
+    assert body["detail"] == "The server failed to answer; it has been logged."  # our handler, not a fallback
 
 
 def test_a_non_finite_answer_would_be_a_500_not_invalid_json():
