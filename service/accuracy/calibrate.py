@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
-GB = 1e9
-TERA = 1e12
+from ..sizing.units import GB, GIB, TERA
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,7 @@ def _datasheet(card_id: str | None) -> dict:
     link = card.interconnect_bytes_per_s
     return {
         "vendor": card.vendor or "NVIDIA", "line": card.line, "tier": card.tier,
-        "memory_gib": card.memory_bytes / 2**30, "memory_type": card.memory_type,
+        "memory_gib": card.memory_bytes / GIB, "memory_type": card.memory_type,
         "bandwidth_gb_per_s": card.bandwidth_bytes_per_s / GB, "power_w": card.power_w,
         "interconnect": card.interconnect,
         **({"interconnect_gb_per_s": link / GB} if link else {}),

@@ -19,7 +19,9 @@ from ..sizing import estimate as domain
 from ..sizing.catalog import get_card, get_model
 from ..sizing.inputs import HardwareInput, Notes, WorkloadInput, resolve_workload
 from ..sizing.model import ModelSpec
+from ..sizing.scaling import training_compute_flops
 from ..sizing.training_time import cluster_for, training_answer
+from ..sizing.units import SECONDS_PER_HOUR
 
 MAX_MEDIAN_DECODE_ERROR = 0.25
 MAX_IMPLIED_MFU = 0.55
@@ -80,8 +82,8 @@ def training_case(row: dict) -> TrainingResult:
     answer = training_answer(ModelSpec(params=params), workload, card, cards,
                              cluster_for(card, HardwareInput(card, cards), notes), notes)
     measured = float(row["gpu_hours"])
-    implied = 6 * params * tokens / (answer.peak_flops_per_s * measured * 3600)
-    return TrainingResult(row["case"], row["source"], measured, answer.time_s * cards / 3600, implied)
+    implied = training_compute_flops(params, tokens) / (answer.peak_flops_per_s * measured * SECONDS_PER_HOUR)
+    return TrainingResult(row["case"], row["source"], measured, answer.time_s * cards / SECONDS_PER_HOUR, implied)
 
 
 def summary(ratios: list[float]) -> dict:

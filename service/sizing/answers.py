@@ -13,6 +13,7 @@ from .cost import (
     per_year,
 )
 from .inputs import EnergyInput, Notes
+from .units import DAYS_PER_YEAR, SECONDS_PER_DAY
 
 
 @dataclass(frozen=True)
@@ -107,10 +108,10 @@ def ownership_answer(
     cards_cost = cards * card_price
     electricity = energy.electricity_cost_over_years
     total = cards_cost * (1 + typical) + electricity
-    per_year = total / energy.years
+    yearly = total / energy.years
     run = None
     if run_s is not None:
-        run = run_s * per_year / (365 * 86_400) if energy.hours_per_day else None
+        run = run_s * yearly / (DAYS_PER_YEAR * SECONDS_PER_DAY) if energy.hours_per_day else None
     return OwnershipAnswer(
         cards=cards, card_price=card_price, price_source=price_source, currency=energy.currency,
         years=energy.years, cards_cost=cards_cost,
@@ -120,8 +121,8 @@ def ownership_answer(
         electricity_over_years=electricity,
         total_low=cards_cost * (1 + low) + electricity, total=total,
         total_high=cards_cost * (1 + high) + electricity,
-        total_per_year=per_year, total_per_day=per_year / 365,
+        total_per_year=yearly, total_per_day=yearly / DAYS_PER_YEAR,
         cost_per_million_tokens=None if tokens_per_s is None else cost_per_million_tokens(
-            per_year, tokens_per_s, energy.hours_per_day, energy.utilization),
+            yearly, tokens_per_s, energy.hours_per_day, energy.utilization),
         cost_per_run=run,
     )

@@ -22,15 +22,6 @@ LINES = ("consumer", "workstation", "datacenter")
 INTERCONNECT_KINDS = ("pcie", "dedicated")
 FIGURE_STATUSES = ("given", "approximate", "range", "derived", "missing")
 
-# Guide section 1.1: what each product line is built to endure.
-LINE_DUTY = MappingProxyType(
-    {
-        "consumer": "an ordinary case and PSU, a few hours a day",
-        "workstation": "tower or rack workstation, days of continuous work, certified drivers, ECC",
-        "datacenter": "4U/8U chassis with dedicated power and cooling, 24x7 for three years",
-    }
-)
-
 # Guide: consumer and workstation cards talk over PCIe at 64 GB/s per card at best.
 PCIE_LINE_GB_PER_S = 64.0
 
@@ -80,7 +71,6 @@ class Card:
     measured_source: str = ""
 
 
-VENDORS = ("NVIDIA", "AMD", "Intel")
 _CARD_KEYS = {"id", "name", "vendor", "line", "tier", "form_factor", "memory_gib", "memory_type",
               "bandwidth_gb_per_s", "power_w", "interconnect", "interconnect_name",
               "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops",

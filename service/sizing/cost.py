@@ -1,6 +1,6 @@
 """Energy and electricity cost."""
 
-from .units import DAYS_PER_YEAR, WATTS_PER_KW
+from .units import DAYS_PER_YEAR, SECONDS_PER_HOUR, WATTS_PER_KW
 
 
 def energy_kwh_per_day(power_w: float, hours_per_day: float, utilization: float, pue: float) -> float:
@@ -31,5 +31,5 @@ def installation_overhead(cards_cost: float, fraction: float) -> float:
 def cost_per_million_tokens(cost_per_year: float, tokens_per_s: float, hours_per_day: float,
                             utilization: float) -> float | None:
     """A year's cost over the tokens a year produces at that rate, per million tokens."""
-    tokens = tokens_per_s * 3_600 * hours_per_day * 365 * utilization
+    tokens = tokens_per_s * SECONDS_PER_HOUR * hours_per_day * DAYS_PER_YEAR * utilization
     return None if tokens <= 0 else cost_per_year / tokens * 1e6

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from .units import GIB
+from .units import GIB, SECONDS_PER_DAY
 
 MODES = ("inference", "full_finetune", "lora", "qlora", "pretrain")
 TRAINING_MODES = ("full_finetune", "lora", "qlora", "pretrain")
@@ -69,6 +69,6 @@ CONSUMER_MAX_HOURS_PER_DAY = 8
 # Guide section 5.3: beyond 32 cards network and scheduling complexity rise steeply.
 CLUSTER_COMPLEXITY_CARDS = 32
 # Runs longer than this without ECC risk days lost to silent memory errors (guide 3.1).
-LONG_RUN_S_WITHOUT_ECC = 3 * 86_400
+LONG_RUN_S_WITHOUT_ECC = 3 * SECONDS_PER_DAY
 # No answer is given for more cards than this.
 MAX_CARDS = 100_000

@@ -347,7 +347,7 @@ def _range_note(name: str, speed: ThroughputAnswer) -> str:
 
 def _with_mode(workload: WorkloadInput, mode: str, notes: Notes) -> WorkloadInput:
     notes.assume("mode", mode, "scaling answers are for training; no mode given")
-    return WorkloadInput(**{**workload.__dict__, "mode": mode})
+    return replace(workload, mode=mode)
 
 
 def _speed_cards(fit: FitAnswer) -> int:

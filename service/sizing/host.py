@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass
 
 from .catalog import Card
-from .units import GIB
+from .units import GIB, WATTS_PER_KW
 
 # Guide section 5.1: PSU = 1.5 x system peak; host RAM = 4 x card memory; 12+ cores.
 PSU_FACTOR = 1.5
@@ -89,7 +89,7 @@ def _servers(card: Card, cards: int) -> HostSizing:
     cards_w = card.power_w * cards
     low, high = (cards_w * f for f in SERVER_PER_CARD_POWER)
     notes = (
-        f"{servers} server(s) at {low / servers / 1e3:.1f}-{high / servers / 1e3:.1f} kW each: two "
+        f"{servers} server(s) at {low / servers / WATTS_PER_KW:.1f}-{high / servers / WATTS_PER_KW:.1f} kW each: two "
         "independent feeds per server, UPS sized at 1.5x (guide section 4.3)",
         "data-centre fans run above 70 dB: a machine room, never an office (guide section 4.3)",
         "plan storage that keeps the cards fed: local NVMe caches or distributed storage with "

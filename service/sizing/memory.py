@@ -12,17 +12,11 @@ FULL_FINETUNE_STATE = (
     ("Adam v (fp32)", 4.0),
 )
 FULL_FINETUNE_BYTES_PER_PARAM = sum(b for _, b in FULL_FINETUNE_STATE)  # 16
-# fp32 gradient buffers and communication buckets take the guide's range to 20 B/param.
-FULL_FINETUNE_BYTES_PER_PARAM_HIGH = 20.0
 
 # Guide: LoRA fine-tune needs 2.5 to 3 bytes per parameter (frozen 16-bit base 2 B, the rest
 # adapters, their gradients and optimizer state, and buffers).
 LORA_BYTES_PER_PARAM_LOW = 2.5
 LORA_BYTES_PER_PARAM = 3.0
-# QLoRA: the same adapter share over a 4-bit base (0.5 B instead of 2 B per parameter).
-QLORA_BYTES_PER_PARAM_LOW = LORA_BYTES_PER_PARAM_LOW - 1.5
-QLORA_BYTES_PER_PARAM = LORA_BYTES_PER_PARAM - 1.5
-FROZEN_BASE_BYTES_PER_PARAM = {"lora": 2.0, "qlora": 0.5}
 
 def weights_bytes(params: int, bytes_per_param: float) -> int:
     """params x bytes per parameter, in bytes."""

@@ -3,7 +3,7 @@ the memory need picks the candidates, and the fastest (or the best per unit of c
 
 from dataclasses import dataclass
 
-from .catalog import Card, Catalog, Price
+from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
 from .memory_answer import fit_answer, memory_breakdown
@@ -12,7 +12,6 @@ from .serving import throughput_answer
 from .training_time import cluster_for, training_answer
 from .units import GB
 
-LINES = ("consumer", "workstation", "datacenter")
 CONSUMER_MAX_HOURS = 8  # guide 1.1: "a few hours a day"
 # Cards one machine holds when the model may be split; a training cluster may grow to 32
 # (guide 5.3: beyond 32 cards complexity rises steeply).
@@ -49,7 +48,6 @@ class Candidate:
 @dataclass(frozen=True)
 class Recommendation:
     line: str
-    line_reasons: tuple[str, ...]
     excluded_lines: tuple[tuple[str, str], ...]
     choice: Candidate | None
     candidates: tuple[Candidate, ...]
@@ -109,13 +107,13 @@ def recommend(
             examples = tuple(card for card in catalog.cards
                              if card.kind == "card" and card.tier == choice.card.id)
             en, zh = _reasons(line, reasons, choice, ranked_by)
-            return Recommendation(line, tuple(r[0] for r in reasons), _excluded_en(excluded), choice,
-                                  tuple(evaluated), examples, ranked_by, en, zh)
+            return Recommendation(line, _excluded_en(excluded), choice, tuple(evaluated), examples,
+                                  ranked_by, en, zh)
         limit = _max_cards(line, constraints, resolved)
         reasons.append((f"{line}: no tier holds the model within {limit} card(s) and the power limit",
                         f"{line}：在 {limit} 张卡和功耗限制内没有档位放得下"))
     en, zh = tuple(r[0] for r in reasons), tuple(r[1] for r in reasons)
-    return Recommendation(allowed[-1], en, _excluded_en(excluded), None, tuple(evaluated), (),
+    return Recommendation(allowed[-1], _excluded_en(excluded), None, tuple(evaluated), (),
                           "none", en, zh)
 
 

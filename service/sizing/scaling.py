@@ -40,9 +40,3 @@ def gradient_sync_s(gradient_bytes: float, link_bytes_per_s: float) -> float:
     """The guide's first-order sync: gradient bytes / interconnect bytes per second."""
     return gradient_bytes / link_bytes_per_s
 
-
-def step_compute_s(
-    params_per_token: int, tokens_per_step_per_card: float, peak_flops: float, mfu: float
-) -> float:
-    """6 x params x tokens in one card's micro-batch / (peak x utilisation), in seconds."""
-    return 6 * params_per_token * tokens_per_step_per_card / (peak_flops * mfu)

@@ -11,6 +11,7 @@ from .errors import InvalidInputError
 from .inputs import Notes, Workload, compute_flops
 from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
+from .units import BILLION
 
 @dataclass(frozen=True)
 class Engine:
@@ -51,7 +52,10 @@ ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "trans
 ENGINE_NAMES = tuple(name for name in ENGINES if name) + tuple(ENGINE_ALIASES)
 # The guide: several cards over a dedicated interconnect keep 70 % of the ideal, over PCIe
 # 50 %, against 60 % on one card; the same ratios scale an engine's single-card figure.
-MULTI_CARD_FACTOR = {"dedicated": 0.7 / 0.6, "pcie": 0.5 / 0.6}
+MULTI_CARD_FACTOR = {
+    "dedicated": d.DECODE_EFFICIENCY_DEDICATED.value / d.DECODE_EFFICIENCY_SINGLE.value,
+    "pcie": d.DECODE_EFFICIENCY_PCIE.value / d.DECODE_EFFICIENCY_SINGLE.value,
+}
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
@@ -282,14 +286,14 @@ def _weights_read_bytes(model: ModelSpec, workload: Workload, batch: int, notes:
     if model.expert_params and model.experts and model.experts_per_token:
         fraction = weights.expert_fraction_touched(model.experts, model.experts_per_token, batch)
         notes.assume("decode_weights", "shared weights + routed experts",
-                     f"MoE: memory holds all {model.params / 1e9:.1f}B parameters; a decode step "
+                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "
                      f"reads the shared weights and the {fraction:.0%} of experts a batch of "
                      f"{batch} routes to ({model.experts_per_token} of "
-                     f"{model.experts} per token; {model.params_per_token / 1e9:.1f}B active)")
+                     f"{model.experts} per token; {model.params_per_token / BILLION:.1f}B active)")
     elif model.is_moe:
         notes.assume("decode_weights", "min(batch x active, all)",
-                     f"MoE: memory holds all {model.params / 1e9:.1f}B parameters; decode reads "
-                     f"{model.params_per_token / 1e9:.1f}B active per sequence, at most all of them")
+                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; decode reads "
+                     f"{model.params_per_token / BILLION:.1f}B active per sequence, at most all of them")
     elif model.decode_skipped_params:
         notes.assume("decode_weights", "all but the input embedding",
                      "each token reads one row of the input embedding table, every other weight "

@@ -75,7 +75,3 @@ def decode_roofline(
         total_tokens_per_s_ceiling=attainable / flops_per_token,
     )
 
-
-def expected_rate(ceiling: float, efficiency: float) -> float:
-    """A measured-in-practice rate: the ceiling times the efficiency the stack reaches."""
-    return ceiling * efficiency

@@ -16,8 +16,6 @@ from .units import GB, SECONDS_PER_DAY
 
 HALF_PRECISION_KEYS = ("bf16", "fp16")
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
-# Each doubling loses 5-15 % (guide): the curve's typical loses 10 % beyond 32 cards.
-SCALING_PER_DOUBLING_RANGE = (0.85, 0.95)
 
 
 @dataclass(frozen=True)
