@@ -9,21 +9,51 @@ from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 from .units import BILLION, GB, SECONDS_PER_DAY
 
-_MODE_EN = {
-    "inference": "inference",
-    "full_finetune": "a full fine-tune",
-    "lora": "a LoRA fine-tune",
-    "qlora": "a QLoRA fine-tune",
-    "pretrain": "pre-training",
+# One table per language: the same sentences in the same order, decided once in _sentences.
+_TEXT = {
+    "en": {
+        "sep": " ",
+        "mode": {"inference": "inference", "full_finetune": "a full fine-tune",
+                 "lora": "a LoRA fine-tune", "qlora": "a QLoRA fine-tune", "pretrain": "pre-training"},
+        "bound": {"memory": "memory-bound", "compute": "compute-bound"},
+        "need": ("A {params_b:.1f}B-parameter model in {precision} for {mode} needs {total_gb:.1f} GB "
+                 "on {count} card{plural}, of which {state_gb:.1f} GB is model state."),
+        "never": "It does not fit on any number of {card} cards.",
+        "fits": "It fits on {count} x {card} ({free_gb:.1f} GB free per card).",
+        "short": ("It does not fit on {count} x {card} ({short_gb:.1f} GB short per card); "
+                  "{needed} are needed."),
+        "speed": ("On {cards} x {card} it generates about {expected:.1f} tokens/s per stream "
+                  "({low:.1f}-{high:.1f}; ceiling {ceiling:.1f}, {bound}){batch}"),
+        "batch": ", {total:.0f} tokens/s for a batch of {batch_size}.",
+        "single": ".",
+        "train": ("Training on {tokens:.3g} tokens takes about {days:.1f} days on {cards} cards "
+                  "({low_days:.1f}-{high_days:.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling "
+                  "({method}){guide}."),
+        "guide": "; the guide's scaling curve says {guide_days:.1f}",
+        "energy": ("The machine draws about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity "
+                   "a year at {price:g} per kWh."),
+    },
+    "zh": {
+        "sep": "",
+        "mode": {"inference": "推理", "full_finetune": "全参数微调", "lora": "LoRA 微调",
+                 "qlora": "QLoRA 微调", "pretrain": "预训练"},
+        "bound": {"memory": "带宽受限", "compute": "算力受限"},
+        "need": ("{params_b:.1f}B 参数的模型以 {precision} 做{mode}，在 {count} 张卡上需要 "
+                 "{total_gb:.1f} GB 显存，其中模型状态 {state_gb:.1f} GB。"),
+        "never": "任何数量的 {card} 都放不下。",
+        "fits": "{count} 张 {card} 放得下（每卡余 {free_gb:.1f} GB）。",
+        "short": "{count} 张 {card} 放不下（每卡差 {short_gb:.1f} GB），需要 {needed} 张。",
+        "speed": ("{cards} 张 {card} 上单路生成约 {expected:.1f} token/s（{low:.1f}-{high:.1f}；"
+                  "上限 {ceiling:.1f}，{bound}）{batch}"),
+        "batch": "，batch {batch_size} 时总吞吐约 {total:.0f} token/s。",
+        "single": "。",
+        "train": ("训练 {tokens:.3g} token 在 {cards} 张卡上约需 {days:.1f} 天（{low_days:.1f}-"
+                  "{high_days:.1f}；利用率 {mfu:.0%}，扩展效率 {scaling:.0%}{guide}）。"),
+        "guide": "；按指南的扩展曲线约 {guide_days:.1f} 天",
+        "energy": ("整机功耗约 {power_w:,.0f} W，按每度电 {price:g} 算，每年电费约 "
+                   "{cost:,.0f} {currency}。"),
+    },
 }
-_MODE_ZH = {
-    "inference": "推理",
-    "full_finetune": "全参数微调",
-    "lora": "LoRA 微调",
-    "qlora": "QLoRA 微调",
-    "pretrain": "预训练",
-}
-_BOUND_ZH = {"memory": "带宽受限", "compute": "算力受限"}
 
 
 def summarise(
@@ -32,67 +62,37 @@ def summarise(
     energy: EnergyAnswer,
 ) -> str:
     """The estimate in a few sentences a chatbot can quote."""
-    if lang == "zh":
-        return "".join(_zh(model, workload, card, memory, fit, speed, train, energy))
-    return " ".join(_en(model, workload, card, memory, fit, speed, train, energy))
+    text = _TEXT["zh" if lang == "zh" else "en"]
+    return text["sep"].join(_sentences(text, model, workload, card, memory, fit, speed, train, energy))
 
 
-def _en(model, workload, card, memory, fit, speed, train, energy):
-    size = f"{model.params / BILLION:.1f}B-parameter model"
-    yield (f"A {size} in {workload.precision.name} for {_MODE_EN[workload.mode]} needs "
-           f"{fit.total_bytes / GB:.1f} GB on {fit.count} card{'s' if fit.count > 1 else ''}, of which {memory.model_state_bytes / GB:.1f} GB is "
-           f"model state.")
+def _sentences(text, model, workload, card, memory, fit, speed, train, energy):
+    yield text["need"].format(
+        params_b=model.params / BILLION, precision=workload.precision.name,
+        mode=text["mode"][workload.mode], total_gb=fit.total_bytes / GB, count=fit.count,
+        plural="s" if fit.count > 1 else "", state_gb=memory.model_state_bytes / GB)
     if fit.cards_needed is None:
-        yield f"It does not fit on any number of {card.id} cards."
+        yield text["never"].format(card=card.id)
     elif fit.fits:
-        yield f"It fits on {fit.count} x {card.id} ({fit.free_bytes_per_card / GB:.1f} GB free per card)."
+        yield text["fits"].format(count=fit.count, card=card.id, free_gb=fit.free_bytes_per_card / GB)
     else:
-        yield (f"It does not fit on {fit.count} x {card.id} ({-fit.free_bytes_per_card / GB:.1f} GB "
-               f"short per card); {fit.cards_needed} are needed.")
+        yield text["short"].format(count=fit.count, card=card.id,
+                                   short_gb=-fit.free_bytes_per_card / GB, needed=fit.cards_needed)
     if speed is not None and fit.cards_needed is not None:
         r = speed.decode_tokens_per_s_range
-        yield (f"On {speed.cards} x {card.id} it generates about "
-               f"{speed.decode_tokens_per_s_expected:.1f} tokens/s per stream ({r.low:.1f}-{r.high:.1f}; "
-               f"ceiling {speed.decode_tokens_per_s_ceiling:.1f}, {speed.bound}-bound)"
-               + (f", {speed.total_tokens_per_s:.0f} tokens/s for a batch of {speed.batch_size}."
-                  if speed.batch_size > 1 else "."))
+        batch = (text["batch"].format(total=speed.total_tokens_per_s, batch_size=speed.batch_size)
+                 if speed.batch_size > 1 else text["single"])
+        yield text["speed"].format(
+            cards=speed.cards, card=card.id, expected=speed.decode_tokens_per_s_expected,
+            low=r.low, high=r.high, ceiling=speed.decode_tokens_per_s_ceiling,
+            bound=text["bound"][speed.bound], batch=batch)
     if train is not None and train.time_s is not None:
         r = train.time_s_range
         guide = ("" if train.time_s_guide_curve is None or train.method != "communication model" else
-                 f"; the guide's scaling curve says {train.time_s_guide_curve / SECONDS_PER_DAY:.1f}")
-        yield (f"Training on {train.train_tokens:.3g} tokens "
-               f"takes about {train.time_s / SECONDS_PER_DAY:.1f} days on {train.cards} cards "
-               f"({r.low / SECONDS_PER_DAY:.1f}-{r.high / SECONDS_PER_DAY:.1f}) "
-               f"at {train.mfu:.0%} MFU and {train.scaling_efficiency:.0%} scaling ({train.method}){guide}.")
-    yield (f"The machine draws about {energy.power_w:,.0f} W: {energy.electricity_cost_per_year:,.0f} "
-           f"{energy.currency} of electricity a year at {energy.price_per_kwh:g} per kWh.")
-
-
-def _zh(model, workload, card, memory, fit, speed, train, energy):
-    yield (f"{model.params / BILLION:.1f}B 参数的模型以 {workload.precision.name} 做"
-           f"{_MODE_ZH[workload.mode]}，在 {fit.count} 张卡上需要 {fit.total_bytes / GB:.1f} GB 显存，"
-           f"其中模型状态 {memory.model_state_bytes / GB:.1f} GB。")
-    if fit.cards_needed is None:
-        yield f"任何数量的 {card.id} 都放不下。"
-    elif fit.fits:
-        yield f"{fit.count} 张 {card.id} 放得下（每卡余 {fit.free_bytes_per_card / GB:.1f} GB）。"
-    else:
-        yield (f"{fit.count} 张 {card.id} 放不下（每卡差 {-fit.free_bytes_per_card / GB:.1f} GB），"
-               f"需要 {fit.cards_needed} 张。")
-    if speed is not None and fit.cards_needed is not None:
-        r = speed.decode_tokens_per_s_range
-        yield (f"{speed.cards} 张 {card.id} 上单路生成约 {speed.decode_tokens_per_s_expected:.1f} token/s"
-               f"（{r.low:.1f}-{r.high:.1f}；上限 {speed.decode_tokens_per_s_ceiling:.1f}，"
-               f"{_BOUND_ZH[speed.bound]}）"
-               + (f"，batch {speed.batch_size} 时总吞吐约 {speed.total_tokens_per_s:.0f} token/s。"
-                  if speed.batch_size > 1 else "。"))
-    if train is not None and train.time_s is not None:
-        r = train.time_s_range
-        comm = ("" if train.time_s_guide_curve is None or train.method != "communication model" else
-                f"；按指南的扩展曲线约 {train.time_s_guide_curve / SECONDS_PER_DAY:.1f} 天")
-        yield (f"训练 {train.train_tokens:.3g} token 在 {train.cards} 张卡上约需 "
-               f"{train.time_s / SECONDS_PER_DAY:.1f} 天（{r.low / SECONDS_PER_DAY:.1f}-"
-               f"{r.high / SECONDS_PER_DAY:.1f}；利用率 {train.mfu:.0%}，扩展效率 "
-               f"{train.scaling_efficiency:.0%}{comm}）。")
-    yield (f"整机功耗约 {energy.power_w:,.0f} W，按每度电 {energy.price_per_kwh:g} 算，"
-           f"每年电费约 {energy.electricity_cost_per_year:,.0f} {energy.currency}。")
+                 text["guide"].format(guide_days=train.time_s_guide_curve / SECONDS_PER_DAY))
+        yield text["train"].format(
+            tokens=train.train_tokens, days=train.time_s / SECONDS_PER_DAY, cards=train.cards,
+            low_days=r.low / SECONDS_PER_DAY, high_days=r.high / SECONDS_PER_DAY, mfu=train.mfu,
+            scaling=train.scaling_efficiency, method=train.method, guide=guide)
+    yield text["energy"].format(power_w=energy.power_w, cost=energy.electricity_cost_per_year,
+                                currency=energy.currency, price=energy.price_per_kwh)
