@@ -7,6 +7,8 @@ number of answers kept (0 turns it off). Only successful answers are kept; probl
 request id and are never reused.
 """
 
+import functools
+import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -22,16 +24,12 @@ class ResponseCache:
         self.size = size
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = self.misses = 0
 
     def get(self, key):
         with self._lock:
             entry = self._items.get(key)
-            if entry is None:
-                self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
+            if entry is not None:
+                self._items.move_to_end(key)
             return entry
 
     def put(self, key, entry) -> None:
@@ -50,14 +48,18 @@ def init_cache(app: Flask) -> None:
 
 
 def request_key() -> tuple:
-    """What an answer depends on: the route, the body or query, and the negotiated headers."""
-    return (request.path, request.method, request.get_data(cache=True), request.query_string,
+    """What an answer depends on: the route, the body (as a digest, so a kept key stays small)
+    and the media type it was sent as, the query, and the negotiated headers. The media type
+    belongs here: the same bytes sent as text/plain are a 415, never a kept JSON answer."""
+    digest = hashlib.blake2b(request.get_data(cache=True), digest_size=20).digest()
+    return (request.path, request.method, request.mimetype, digest, request.query_string,
             request.headers.get("Accept", ""), request.headers.get("Accept-Language", ""))
 
 
 def cached(view):
     """Serve a kept answer for the same request; keep a fresh 200 answer."""
 
+    @functools.wraps(view)
     def wrapper(*args, **kwargs):
         cache: ResponseCache = current_app.extensions[_KEY]
         key = request_key()
@@ -72,6 +74,4 @@ def cached(view):
             cache.put(key, (response.get_data(), response.mimetype, getattr(response, "on_hit", None)))
         return response
 
-    wrapper.__name__ = view.__name__
-    wrapper.__doc__ = view.__doc__
     return wrapper

@@ -1,0 +1,42 @@
+"""The answer cache: the same request gets the same bytes; anything that changes the answer,
+or whether there is one, is part of the key."""
+
+import json
+
+from service.app import create_app
+
+BODY = json.dumps({"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}})
+
+
+def post(client, body=BODY, content_type="application/json", **headers):
+    return client.post("/estimate", data=body, content_type=content_type, headers=headers)
+
+
+def test_the_same_question_gets_the_same_bytes():
+    client = create_app({"TESTING": True, "CACHE_SIZE": 8}).test_client()
+    first, again = post(client), post(client)
+    assert first.status_code == again.status_code == 200
+    assert first.get_data() == again.get_data()
+
+
+def test_a_kept_answer_is_not_served_to_the_same_bytes_sent_as_text():
+    client = create_app({"TESTING": True, "CACHE_SIZE": 8}).test_client()
+    assert post(client).status_code == 200
+    response = post(client, content_type="text/plain")
+    assert response.status_code == 415 and response.mimetype == "application/problem+json"
+
+
+def test_the_language_asked_for_is_part_of_the_key():
+    client = create_app({"TESTING": True, "CACHE_SIZE": 8}).test_client()
+    english = post(client, **{"Accept-Language": "en"}).get_json()["summary"]
+    chinese = post(client, **{"Accept-Language": "zh-CN"}).get_json()["summary"]
+    assert english != chinese and "显存" in chinese
+
+
+def test_the_cache_keeps_at_most_its_size():
+    app = create_app({"TESTING": True, "CACHE_SIZE": 2})
+    client = app.test_client()
+    for tokens in (1000, 2000, 3000):
+        body = json.dumps({**json.loads(BODY), "workload": {"context_tokens": tokens}})
+        assert post(client, body).status_code == 200
+    assert len(app.extensions["sizing.cache"]._items) == 2
