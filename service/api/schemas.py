@@ -5,6 +5,7 @@ number) are rejected, and every number has a physical range. Responses dump the 
 answers; floats are rounded to 12 significant digits so that 61320 does not read 61319.99999.
 """
 
+import functools
 import math
 from dataclasses import fields as dc_fields
 
@@ -162,6 +163,13 @@ class HfConfigModelSchema(_Strict):
         return model_from_hf_config(data["hf_config"], data.get("name", "model from config.json"))
 
 
+@functools.cache
+def _instance(schema: type[Schema]) -> Schema:
+    """One instance per object schema, as fields.Nested keeps one: building a schema costs more
+    than the load it does."""
+    return schema()
+
+
 class _OneOf(fields.Field):
     """A catalog name (string) or an object; `object_schemas` are tried by their marker key.
 
@@ -179,7 +187,7 @@ class _OneOf(fields.Field):
         if isinstance(value, dict):
             for marker, schema in self.object_schemas:
                 if marker is None or marker in value:
-                    return schema().load(value)
+                    return _instance(schema).load(value)
         raise self.make_error("invalid")
 
 
