@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
-from .memory_answer import fit_answer, memory_breakdown
+from .memory_answer import MemoryBreakdown, fit_answer, memory_breakdown
 from .model import ModelSpec
 from .serving import throughput_answer
 from .training_time import cluster_for, training_answer
@@ -82,6 +82,7 @@ def recommend(
     """Line by constraints (escalating when no tier of it holds the model), then the fastest
     tier that fits within the power and budget, or the best per unit of cost with prices."""
     resolved = resolve_workload(workload, Notes())
+    breakdown = memory_breakdown(model, resolved, Notes())  # the same on every card
     tiers = [c for c in catalog.cards if c.kind == "tier"]
     excluded = line_exclusions(constraints)
     allowed = [line for line in LINES if line not in excluded]
@@ -92,14 +93,15 @@ def recommend(
     evaluated: list[Candidate] = []
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
-        if _pcie_cluster(model, resolved, line_tiers, constraints):
+        if _pcie_cluster(breakdown, resolved, line_tiers, constraints):
             reasons.append((f"{line}: a training job that needs several of its largest cards needs a "
                             "fast interconnect, and this line talks over PCIe (guide 6.4: never save "
                             "10 % on the interconnect, it costs 30 %+ of training efficiency)",
                             f"{line}：多卡训练需要高速互联，这一档只走通用总线（别为省 10% 选低一档"
                             "互联，训练效率损失 30% 起步）"))
             continue
-        candidates = tuple(_candidate(model, resolved, card, constraints, prices) for card in line_tiers)
+        candidates = tuple(_candidate(model, resolved, breakdown, card, constraints, prices)
+                           for card in line_tiers)
         evaluated.extend(candidates)
         fitting = [c for c in candidates if c.fits]
         if fitting:
@@ -121,13 +123,14 @@ def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
     return tuple((line, en) for line, (en, _) in excluded.items())
 
 
-def _pcie_cluster(model: ModelSpec, workload: Workload, line_tiers: list[Card], c: Constraints) -> bool:
+def _pcie_cluster(breakdown: MemoryBreakdown, workload: Workload, line_tiers: list[Card],
+                  c: Constraints) -> bool:
     """A splittable training job that needs more than one of the line's largest PCIe card."""
     largest = max(line_tiers, key=lambda card: card.memory_bytes)
     if not (workload.training and c.splittable and largest.interconnect == "pcie"):
         return False
     notes = Notes()
-    fit = fit_answer(memory_breakdown(model, workload, notes), workload, largest, None, notes)
+    fit = fit_answer(breakdown, workload, largest, None, notes)
     return fit.cards_needed is None or fit.cards_needed > 1
 
 
@@ -139,15 +142,14 @@ def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
     return MAX_CARDS[line]
 
 
-def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
-               prices: dict[str, Price]) -> Candidate:
+def _candidate(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+               c: Constraints, prices: dict[str, Price]) -> Candidate:
     notes = Notes()
     figure = "training_tokens_per_s" if workload.training else (
         "total_tokens_per_s" if workload.batch_size > 1 else "decode_tokens_per_s_expected")
     if workload.training and card.tier in INFERENCE_ONLY_TIERS:
         return Candidate(card, None, False, figure, None, None, None,
                          f"{card.id} is an inference card: no half-precision training rate")
-    breakdown = memory_breakdown(model, workload, notes)
     fit = fit_answer(breakdown, workload, card, None, notes)
     limit = _max_cards(card.line, c, workload)
     count = fit.cards_needed

@@ -1,6 +1,7 @@
 """Training time on N cards, by the guide's empirical scaling curve and by a communication
 model (ring all-reduce inside and across nodes, overlapped with the backward pass)."""
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -193,12 +194,17 @@ def deadline_cards(
     step = workload.parallel.model_parallel
     start = max(memory_cards, step)
 
+    # Both searches probe mostly the same counts; one answer per count serves both.
+    @functools.cache
+    def answer(cards: int) -> TrainingAnswer:
+        return training_answer(model, workload, card, cards, place, Notes())
+
     def default(cards: int) -> float:
-        time = training_answer(model, workload, card, cards, place, Notes()).time_s
+        time = answer(cards).time_s
         return math.inf if time is None else time
 
     def guide(cards: int) -> float:
-        time = training_answer(model, workload, card, cards, place, Notes()).time_s_guide_curve
+        time = answer(cards).time_s_guide_curve
         return math.inf if time is None else time
 
     return (_least(default, deadline_s, start, step), _least(guide, deadline_s, start, step))
