@@ -20,7 +20,7 @@ from ..sizing.hfconfig import model_from_hf_config
 from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.model import ModelSpec
 from ..sizing.precision import PRECISION_NAMES
-from ..sizing.serving import ENGINE_NAMES
+from ..sizing.engines import ENGINE_NAMES
 from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
 from ..sizing.units import GB, GIB, TERA, billions_to_count
 from .catalogs import current_catalogs

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card
+from .engines import engine_name
 from .errors import InvalidInputError
 from .precision import Precision, get_precision
 from .training import OPTIMIZERS, Optimizer, Parallelism
@@ -156,7 +157,7 @@ def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
         scaling_efficiency=given.scaling_efficiency,
         **(_training_fields(mode, given, notes) if training else _TRAINING_OFF),
         prompt_tokens=_prompt_tokens(given, context, training, notes),
-        engine=given.engine,
+        engine=engine_name(given.engine),
     )
 
 

@@ -7,49 +7,12 @@ from . import defaults as d
 from . import throughput as t
 from . import weights
 from .catalog import Card, achievable_bandwidth_fraction, achievable_compute_fraction
-from .errors import InvalidInputError
+from .engines import ENGINES
 from .inputs import Notes, Workload, compute_flops
 from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 from .units import BILLION
 
-@dataclass(frozen=True)
-class Engine:
-    """How close an engine class comes to the decode ceiling: the share of bandwidth it streams
-    weights at (low, typical, high), and a fixed cost per layer and step (kernel launches and
-    synchronisation), which is what holds small models back on fast cards."""
-
-    low: float
-    typical: float
-    high: float
-    layer_overhead_s: float
-    why: str
-
-
-# Calibrated on service/accuracy/data/decode.csv (published batch-1 runs; `make validate` refits
-# and reports the spread): llama.cpp from 27 runs on 19 cards, exllamav2 and MLC from their
-# READMEs, HF transformers from two h2oGPT runs. Engines without published batch-1 runs keep
-# the guide's figures and no per-layer cost.
-ENGINES = {
-    None: Engine(0.5, 0.6, 0.7, 0.0, "guide: about 60 % of the ceiling on one card, 70 % with a "
-                 "tuned engine (median error 20 % over the published runs)"),
-    "llama.cpp": Engine(0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of "
-                        "the bandwidth plus 38 us per layer and token (median error 5 %)"),
-    "transformers": Engine(0.3, 0.6, 0.7, 300e-6, "HF transformers generate(): Python and launch "
-                           "overhead of about 300 us per layer and token (two h2oGPT runs)"),
-    "exllamav2": Engine(0.6, 0.9, 0.9, 20e-6, "exllamav2's README: 90 % of the bandwidth, 20 us per layer"),
-    "mlc-llm": Engine(0.6, 0.9, 0.9, 20e-6, "MLC LLM's README: 90 % of the bandwidth, 20 us per layer"),
-    "vllm": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
-                   "batch-1 runs calibrate it yet"),
-    "sglang": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
-                     "batch-1 runs calibrate it yet"),
-    "tensorrt-llm": Engine(0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 70 %+ (guide); no "
-                           "published batch-1 runs calibrate it yet"),
-}
-ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
-                  "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
-                  "exllama": "exllamav2", "mlc": "mlc-llm"}
-ENGINE_NAMES = tuple(name for name in ENGINES if name) + tuple(ENGINE_ALIASES)
 # The guide: several cards over a dedicated interconnect keep 70 % of the ideal, over PCIe
 # 50 %, against 60 % on one card; the same ratios scale an engine's single-card figure.
 MULTI_CARD_FACTOR = {
@@ -117,18 +80,6 @@ class ThroughputAnswer:
     decode_curve: tuple[CurvePoint, ...]
 
 
-def engine_name(engine: str | None) -> str | None:
-    """The engine class a name stands for; InvalidInputError for one the service does not know."""
-    if engine is None:
-        return None
-    key = engine.strip().lower()
-    key = ENGINE_ALIASES.get(key, key)
-    if key not in ENGINES:
-        raise InvalidInputError(f"unknown engine {engine!r}; known: {', '.join(ENGINE_NAMES)}",
-                                "workload.engine")
-    return key
-
-
 def achievable_fraction(card: Card, notes: Notes) -> float:
     """The share of datasheet bandwidth a copy really reaches: measured on this card, or the
     default measured fraction."""
@@ -146,7 +97,7 @@ def decode_efficiency_range(card: Card, cards: int, workload: Workload, notes: N
     if workload.decode_efficiency is not None:
         e = workload.decode_efficiency
         return Range(e, e, e)
-    engine = ENGINES[engine_name(workload.engine)]
+    engine = ENGINES[workload.engine]
     why = engine.why
     factor = 1.0 if cards == 1 else MULTI_CARD_FACTOR[card.interconnect]
     scaled = Range(*(min(ceiling_fraction, x * factor) for x in (engine.low, engine.typical, engine.high)))
@@ -182,7 +133,7 @@ def throughput_answer(
     concurrency = fit.max_concurrent_sequences if cards == fit.count else None
     return ThroughputAnswer(
         cards=cards, batch_size=workload.batch_size,
-        engine=engine_name(workload.engine) or "guide",
+        engine=workload.engine or "guide",
         compute_precision=_compute_key(card, workload),
         peak_flops_per_s=peak, bandwidth_bytes_per_s=cards * card.bandwidth_bytes_per_s,
         ridge_flops_per_byte=roof.ridge_flops_per_byte,
@@ -209,7 +160,7 @@ def step_overhead_s(model: ModelSpec, workload: Workload, notes: Notes) -> float
     layers are unknown or the efficiency was given)."""
     if workload.decode_efficiency is not None or not model.layers:
         return 0.0
-    per_layer = ENGINES[engine_name(workload.engine)].layer_overhead_s
+    per_layer = ENGINES[workload.engine].layer_overhead_s
     if per_layer:
         notes.assume("step_overhead_s", round(per_layer * model.layers, 6),
                      f"{per_layer * 1e6:g} us per layer and decode step (kernel launches and "
