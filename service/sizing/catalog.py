@@ -189,20 +189,19 @@ def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") ->
     )
 
 
-def achievable_bandwidth_fraction(card: "Card", default: float) -> tuple[float, str]:
-    """Measured over datasheet bandwidth for this card, else the default, with where from."""
+def measured_bandwidth_fraction(card: "Card") -> float | None:
+    """Measured over datasheet bandwidth for this card; None when it was not measured."""
     if card.measured_bandwidth_bytes_per_s:
-        return (min(1.0, card.measured_bandwidth_bytes_per_s / card.bandwidth_bytes_per_s),
-                f"measured on {card.id}: {card.measured_source}")
-    return default, "the default measured fraction"
+        return min(1.0, card.measured_bandwidth_bytes_per_s / card.bandwidth_bytes_per_s)
+    return None
 
 
-def achievable_compute_fraction(card: "Card", key: str, default: float) -> tuple[float, str]:
-    """Measured over datasheet dense rate for this precision, else the default, with where from."""
+def measured_compute_fraction(card: "Card", key: str) -> float | None:
+    """Measured over datasheet dense rate for this precision; None when it was not measured."""
     measured, datasheet = card.measured_dense_flops.get(key), card.dense_flops.get(key)
     if measured and datasheet:
-        return min(1.0, measured / datasheet), f"measured on {card.id}: {card.measured_source}"
-    return default, "the default measured fraction"
+        return min(1.0, measured / datasheet)
+    return None
 
 
 @dataclass(frozen=True)

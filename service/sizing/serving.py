@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from . import defaults as d
 from . import throughput as t
 from . import weights
-from .catalog import Card, achievable_bandwidth_fraction, achievable_compute_fraction
+from .catalog import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .engines import ENGINES
 from .inputs import Notes, Workload, compute_flops
 from .memory_answer import FitAnswer, MemoryBreakdown
@@ -83,9 +83,13 @@ class ThroughputAnswer:
 def achievable_fraction(card: Card, notes: Notes) -> float:
     """The share of datasheet bandwidth a copy really reaches: measured on this card, or the
     default measured fraction."""
-    fraction, where = achievable_bandwidth_fraction(card, d.ACHIEVABLE_BANDWIDTH_FRACTION.value)
-    notes.assume("achievable_bandwidth_fraction", round(fraction, 4),
-                 f"{where}: " + d.ACHIEVABLE_BANDWIDTH_FRACTION.note if "default" in where else where)
+    fraction = measured_bandwidth_fraction(card)
+    if fraction is None:
+        default = d.ACHIEVABLE_BANDWIDTH_FRACTION
+        notes.assume("achievable_bandwidth_fraction", round(default.value, 4),
+                     f"the default measured fraction: {default.note}")
+        return default.value
+    notes.assume("achievable_bandwidth_fraction", round(fraction, 4), _measured_on(card))
     return fraction
 
 
@@ -181,10 +185,15 @@ def _scale(ceiling_total: float, batch: int, eff: Range, overhead_s: float) -> R
 
 def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
     key = _compute_key(card, workload)
-    fraction, where = achievable_compute_fraction(card, key, d.ACHIEVABLE_COMPUTE_FRACTION.value)
-    if "measured on" in where:
-        notes.assume("achievable_compute_fraction", round(fraction, 4), where)
+    fraction = measured_compute_fraction(card, key)
+    if fraction is None:
+        return d.ACHIEVABLE_COMPUTE_FRACTION.value
+    notes.assume("achievable_compute_fraction", round(fraction, 4), _measured_on(card))
     return fraction
+
+
+def _measured_on(card: Card) -> str:
+    return f"measured on {card.id}: {card.measured_source}"
 
 
 def _prefill(model: ModelSpec, workload: Workload, peak: float, bandwidth: float, read: int,
