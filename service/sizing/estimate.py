@@ -6,7 +6,7 @@ from . import defaults as d
 from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .catalog import Card, Price
 from . import ranking
-from .host import HostSizing, host_sizing
+from .host import HostSizing, host_sizing, power_basis
 from .errors import InvalidInputError
 from .inputs import (
     Assumption,
@@ -242,10 +242,7 @@ def estimate(
     if train is not None:
         _training_warnings(train, card, notes)
     host = host_sizing(card, cards)
-    notes.assume("power_w", host.typical_power_w,
-                 "servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3)"
-                 if card.line == "datacenter" else
-                 "rated card power plus 250 W for the host's CPU, board, drives and fans")
+    notes.assume("power_w", host.typical_power_w, power_basis(card))
     electricity = energy_answer(host.typical_power_w, energy, notes)
     owned = _ownership(cards, price, electricity, overhead, speed, train, notes)
     _duty_warnings(card, energy, train, notes)

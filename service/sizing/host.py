@@ -58,9 +58,20 @@ def host_ram_gb(card: Card, cards: int) -> int:
     return round_up(HOST_RAM_FACTOR * cards * card.memory_bytes / GIB, RAM_SIZES_GB)
 
 
+def _in_servers(card: Card) -> bool:
+    return card.line == "datacenter"
+
+
+def power_basis(card: Card) -> str:
+    """Where host_sizing's typical power for these cards comes from, in words."""
+    if _in_servers(card):
+        return "servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3)"
+    return f"rated card power plus {PLATFORM_W} W for the host's CPU, board, drives and fans"
+
+
 def host_sizing(card: Card, cards: int) -> HostSizing:
     """Desktop or workstation build for consumer and workstation cards; servers for data centre."""
-    if card.line == "datacenter":
+    if _in_servers(card):
         return _servers(card, cards)
     cards_w = card.power_w * cards
     peak = cards_w + PLATFORM_W
