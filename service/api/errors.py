@@ -28,8 +28,7 @@ def problem_body(status: int, title: str, detail: str, errors: list[dict] | None
 
 def problem(status: int, title: str, detail: str, errors: list[dict] | None = None) -> Response:
     """A problem+json response."""
-    body = problem_body(status, title, detail, errors)
-    return Response(json.dumps(body), status=status, mimetype=PROBLEM_MIME)
+    return _respond(problem_body(status, title, detail, errors))
 
 
 def flatten_messages(messages, prefix: str = "") -> list[dict]:
@@ -47,15 +46,30 @@ def flatten_messages(messages, prefix: str = "") -> list[dict]:
     return [{"field": prefix or "body", "message": str(messages)}]
 
 
-def _validation(exc: ValidationError) -> Response:
+def validation_problem(exc: ValidationError, detail: str | None = None) -> dict:
+    """The 422 body for invalid input: every bad field, named in the detail unless one is given."""
     errors = flatten_messages(exc.messages)
-    fields = ", ".join(sorted({e["field"] for e in errors}))
-    return problem(422, "Unprocessable Content", f"Invalid input: {fields}.", errors)
+    if detail is None:
+        detail = f"Invalid input: {', '.join(sorted({e['field'] for e in errors}))}."
+    return problem_body(422, "Unprocessable Content", detail, errors)
+
+
+def sizing_problem(exc: SizingError) -> dict:
+    """The 422 body for input the domain refused (an unknown card, a count out of range...)."""
+    return problem_body(422, "Unprocessable Content", exc.message,
+                        [{"field": exc.field or "body", "message": exc.message}])
+
+
+def _respond(body: dict) -> Response:
+    return Response(json.dumps(body), status=body["status"], mimetype=PROBLEM_MIME)
+
+
+def _validation(exc: ValidationError) -> Response:
+    return _respond(validation_problem(exc))
 
 
 def _sizing(exc: SizingError) -> Response:
-    return problem(422, "Unprocessable Content", exc.message,
-                   [{"field": exc.field or "body", "message": exc.message}])
+    return _respond(sizing_problem(exc))
 
 
 def _http(exc: HTTPException) -> Response:

@@ -14,7 +14,7 @@ from .catalog import matches
 from .cache import cached
 from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
-from .errors import flatten_messages, problem_body
+from .errors import sizing_problem, validation_problem
 from .lang import preferred_lang
 from . import schemas as s
 from .jsonio import json_body, query_args
@@ -77,7 +77,7 @@ def estimate_batch():
     if isinstance(items, list) and len(items) > MAX_BATCH_ITEMS:
         raise RequestEntityTooLarge(f"at most {MAX_BATCH_ITEMS} items per batch; got {len(items)}")
     args = _batch_in.load(body)
-    answers = [_item(i, raw) for i, raw in enumerate(args["items"])]
+    answers = [_item(i, lambda raw=raw: _estimate_in.load(raw)) for i, raw in enumerate(args["items"])]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
 
 
@@ -86,28 +86,23 @@ def estimate_sweep():
     args = _sweep_in.load(json_body(request))
     cards = [c for c in current_catalogs().cards.cards if matches(c, args.get("filters") or {})]
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
-    answers = [_item(i, {**base, "hardware": {"card": card.id, **({"count": args["count"]} if "count" in args else {})}},
-                     preloaded=True) for i, card in enumerate(cards)]
+    count = args.get("count")
+    answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)})
+               for i, card in enumerate(cards)]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
 
 
-def _item(index: int, raw, preloaded: bool = False) -> dict:
-    """One estimate of a batch; its own error is its own problem, not the batch's."""
+def _item(index: int, load) -> dict:
+    """One estimate of a batch or sweep, from `load()`'s arguments; its own error is its own
+    problem, not the batch's."""
     try:
-        args = _sweep_item(raw) if preloaded else _estimate_in.load(raw)
+        args = load()
         args["alternatives"] = False
         return {"index": index, "ok": True, "estimate": _estimate(args)}
     except ValidationError as exc:
-        return {"index": index, "ok": False, "problem": problem_body(
-            422, "Unprocessable Content", "Invalid input.", flatten_messages(exc.messages))}
+        return {"index": index, "ok": False, "problem": validation_problem(exc, "Invalid input.")}
     except SizingError as exc:
-        return {"index": index, "ok": False, "problem": problem_body(
-            422, "Unprocessable Content", exc.message, [{"field": exc.field or "body", "message": exc.message}])}
-
-
-def _sweep_item(raw: dict) -> dict:
-    card = current_catalogs().cards.get(raw["hardware"]["card"])
-    return {**raw, "hardware": HardwareInput(card, raw["hardware"].get("count"))}
+        return {"index": index, "ok": False, "problem": sizing_problem(exc)}
 
 
 @bp.post("/memory")
