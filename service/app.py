@@ -25,7 +25,6 @@ TEST_DELAY_HEADER = "X-Test-Delay-Ms"
 
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
-    app.json_provider_class = StrictJSONProvider
     app.json = StrictJSONProvider(app)
     app.config.from_mapping(MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
                             TEST_DELAY=os.environ.get("SIZING_TEST_DELAY") == "1")

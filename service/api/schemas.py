@@ -83,6 +83,14 @@ def _range(low=None, high=None, low_inclusive=True):
     return validate.Range(min=low, max=high, min_inclusive=low_inclusive)
 
 
+def _lang():
+    return fields.String(validate=validate.OneOf(defaults.LANGS))
+
+
+def _currency():
+    return fields.String(validate=validate.Length(min=1, max=10))
+
+
 def _positive(high):
     return validate.Range(min=0, max=high, min_inclusive=False)
 
@@ -250,7 +258,7 @@ class EnergySpecSchema(_Strict):
     """Electricity price and how the installation runs."""
 
     price_per_kwh = StrictFloat(validate=_range(0, 1_000_000))
-    currency = fields.String(validate=validate.Length(min=1, max=10))
+    currency = _currency()
     pue = StrictFloat(validate=_range(1, 5))
     utilization = StrictFloat(validate=_range(0, 1))
     hours_per_day = StrictFloat(validate=_range(0, 24))
@@ -285,7 +293,7 @@ class EstimateRequestSchema(_Strict):
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
-    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    lang = _lang()
 
 
 class MemoryRequestSchema(_Strict):
@@ -334,8 +342,8 @@ class _EstimateQuerySchema(_Strict):
     train_tokens = fields.Float(validate=_range(1, 1e16), allow_nan=False)
     engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
     price_per_kwh = fields.Float(validate=_range(0, 1_000_000), allow_nan=False)
-    currency = fields.String(validate=validate.Length(min=1, max=10))
-    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    currency = _currency()
+    lang = _lang()
 
     @post_load
     def to_domain(self, data, **kwargs) -> dict:
@@ -377,7 +385,7 @@ class SweepRequestSchema(_Strict):
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
     card_price = _price()
     overhead_fraction = _overhead()
-    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    lang = _lang()
 
 
 class RankRequestSchema(_Strict):
@@ -411,8 +419,8 @@ class RecommendRequestSchema(_Strict):
     workload = fields.Nested(WorkloadSpecSchema)
     constraints = fields.Nested(ConstraintsSpecSchema)
     prices = fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)))
-    currency = fields.String(validate=validate.Length(min=1, max=10))
-    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    currency = _currency()
+    lang = _lang()
 
     @validates_schema
     def model_or_scenario(self, data, **kwargs):
@@ -431,7 +439,7 @@ class _TroubleshootQuerySchema(_Strict):
     """GET /troubleshoot parameters."""
 
     q = fields.String(required=True, validate=validate.Length(min=1, max=500))
-    lang = fields.String(validate=validate.OneOf(defaults.LANGS))
+    lang = _lang()
     line = fields.String(validate=validate.OneOf(LINES))
     limit = fields.Integer(validate=_range(1, 8))
 
