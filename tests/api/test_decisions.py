@@ -6,11 +6,7 @@ from pytest import approx
 
 from service.sizing.ranking import WEIGHTS
 
-
-def post(client, path, body):
-    response = client.post(path, json=body)
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
+from .support import post
 
 
 # Guide section 5 (SPEC.md "Scenarios the guide works through"): the service's answer, whether

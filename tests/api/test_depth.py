@@ -4,14 +4,10 @@ and a tolerance; batched decode, KV capacity, and card counts by deadline."""
 import pytest
 from pytest import approx
 
+from .support import post
+
 GIB = 2**30
 GPT3 = {"params_billion": 175, "layers": 96, "hidden_size": 12288, "attention_heads": 96}
-
-
-def post(client, path, body):
-    response = client.post(path, json=body)
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
 
 
 # Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",

@@ -3,11 +3,11 @@
 import pytest
 from pytest import approx
 
+from .support import post
+
 
 def estimate(client, **body):
-    response = client.post("/estimate", json=body)
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
+    return post(client, "/estimate", body)
 
 
 def names(answer):

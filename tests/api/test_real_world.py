@@ -4,13 +4,9 @@ import pytest
 from pytest import approx
 
 from ..sizing.test_hfconfig import LLAMA_31_8B, MIXTRAL_8X7B
+from .support import ok
 
 GB = 1e9
-
-
-def ok(response):
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
 
 
 def test_llama_31_8b_on_an_rtx_4090(client):

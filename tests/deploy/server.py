@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,3 +85,13 @@ def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str) -> Ser
         time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"gunicorn did not start: {log_path.read_text()[-3000:]}")
+
+
+@contextmanager
+def running(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str) -> Iterator[Server]:
+    """A started server, stopped when the block ends, whether its assertions held or not."""
+    server = start(tmp_path, workers, threads, **env)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -12,9 +12,8 @@ from . import server as srv
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    running = srv.start(tmp_path_factory.mktemp("client-server"), workers=2, threads=4)
-    yield SizingClient(running.base, timeout_s=10)
-    running.stop()
+    with srv.running(tmp_path_factory.mktemp("client-server"), workers=2, threads=4) as running:
+        yield SizingClient(running.base, timeout_s=10)
 
 
 def test_every_operation_answers(client):

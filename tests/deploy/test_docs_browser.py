@@ -24,9 +24,8 @@ if CHROMIUM is None:
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    server = srv.start(tmp_path_factory.mktemp("docs-server"), workers=1, threads=4)
-    yield server
-    server.stop()
+    with srv.running(tmp_path_factory.mktemp("docs-server"), workers=1, threads=4) as server:
+        yield server
 
 
 def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:

@@ -17,9 +17,8 @@ ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    running = srv.start(tmp_path_factory.mktemp("server"), workers=2, threads=4)
-    yield running
-    running.stop()
+    with srv.running(tmp_path_factory.mktemp("server"), workers=2, threads=4) as running:
+        yield running
 
 
 def samples(base: str, name: str, **labels: str) -> float:
@@ -74,50 +73,49 @@ def test_request_id_is_taken_echoed_and_logged_as_json(server):
 
 
 def test_sigterm_lets_every_in_flight_request_finish(tmp_path):
-    server = srv.start(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1")
-    in_flight = 6
-    with ThreadPoolExecutor(in_flight) as pool:
-        futures = [pool.submit(requests.post, f"{server.base}/estimate", json=ESTIMATE, timeout=30,
-                               headers={"X-Test-Delay-Ms": "2000"}) for _ in range(in_flight)]
-        time.sleep(0.7)  # all six are inside the workers, sleeping
-        server.proc.send_signal(signal.SIGTERM)
-        codes = [f.result().status_code for f in futures]
-    assert codes == [200] * in_flight
-    assert server.proc.wait(timeout=30) == 0
+    with srv.running(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1") as server:
+        in_flight = 6
+        with ThreadPoolExecutor(in_flight) as pool:
+            futures = [pool.submit(requests.post, f"{server.base}/estimate", json=ESTIMATE, timeout=30,
+                                   headers={"X-Test-Delay-Ms": "2000"}) for _ in range(in_flight)]
+            time.sleep(0.7)  # all six are inside the workers, sleeping
+            server.proc.send_signal(signal.SIGTERM)
+            codes = [f.result().status_code for f in futures]
+        assert codes == [200] * in_flight
+        assert server.proc.wait(timeout=30) == 0
 
 
 def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
-    server = srv.start(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1")
-    results: list[tuple[float, bool]] = []
-    stop = threading.Event()
+    with srv.running(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1") as server:
+        results: list[tuple[float, bool]] = []
+        stop = threading.Event()
 
-    def client():
-        while not stop.is_set():
-            started = time.monotonic()
-            try:
-                ok = requests.post(f"{server.base}/estimate", json=ESTIMATE, timeout=10,
-                                   headers={"X-Test-Delay-Ms": "150"}).status_code == 200
-            except requests.RequestException:
-                ok = False
-            results.append((started, ok))
+        def client():
+            while not stop.is_set():
+                started = time.monotonic()
+                try:
+                    ok = requests.post(f"{server.base}/estimate", json=ESTIMATE, timeout=10,
+                                       headers={"X-Test-Delay-Ms": "150"}).status_code == 200
+                except requests.RequestException:
+                    ok = False
+                results.append((started, ok))
 
-    clients = [threading.Thread(target=client) for _ in range(6)]
-    for thread in clients:
-        thread.start()
-    time.sleep(1.0)
-    victim = min(server.children())
-    killed_at = time.monotonic()
-    os.kill(victim, signal.SIGKILL)
-    time.sleep(2.0)
-    stop.set()
-    for thread in clients:
-        thread.join()
-    failed = [started for started, ok in results if not ok]
-    assert len(failed) <= 6, "more failures than requests in flight"
-    assert all(started <= killed_at for started in failed), "a request sent after the kill failed"
-    assert sum(ok for started, ok in results if started > killed_at + 0.1) > 0
-    assert victim not in server.children() and len(server.children()) == 2
-    server.stop()
+        clients = [threading.Thread(target=client) for _ in range(6)]
+        for thread in clients:
+            thread.start()
+        time.sleep(1.0)
+        victim = min(server.children())
+        killed_at = time.monotonic()
+        os.kill(victim, signal.SIGKILL)
+        time.sleep(2.0)
+        stop.set()
+        for thread in clients:
+            thread.join()
+        failed = [started for started, ok in results if not ok]
+        assert len(failed) <= 6, "more failures than requests in flight"
+        assert all(started <= killed_at for started in failed), "a request sent after the kill failed"
+        assert sum(ok for started, ok in results if started > killed_at + 0.1) > 0
+        assert victim not in server.children() and len(server.children()) == 2
 
 
 @pytest.mark.parametrize(("name", "value"), [("workers", 2), ("threads", 4), ("worker_class", "gthread"),
