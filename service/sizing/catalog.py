@@ -304,6 +304,16 @@ _MODEL_KEYS = {"id", "name", "aliases", "source", "notes", "config", "config_sou
                "same_architecture_as", *_ARCH_FIELDS}
 
 
+def _preset_spec(raw: Mapping, source: str, where: str) -> ModelSpec:
+    if isinstance(raw.get("config"), Mapping):
+        spec = model_from_hf_config(raw["config"], raw["name"])
+        return replace(spec, source=source, notes="; ".join(filter(None, (spec.notes, raw.get("notes")))))
+    if not isinstance(raw.get("params"), int) or raw["params"] <= 0:
+        raise ValueError(f"{where}: params (a positive integer) or config is required")
+    return ModelSpec(params=raw["params"], name=raw["name"], source=source,
+                     notes=raw.get("notes", ""), **{k: raw.get(k) for k in _ARCH_FIELDS})
+
+
 def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
     """A preset from its data entry: a config.json (`config`) or architecture fields."""
     unknown = set(raw) - _MODEL_KEYS
@@ -315,17 +325,10 @@ def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
     source = raw.get("config_source") or raw.get("source")
     if not source:
         raise ValueError(f"{where}: a source is required")
-    if isinstance(raw.get("config"), Mapping):
-        try:
-            spec = model_from_hf_config(raw["config"], raw["name"])
-        except SizingError as exc:
-            raise ValueError(f"{where}: {exc.message}") from None
-        spec = replace(spec, source=source, notes="; ".join(filter(None, (spec.notes, raw.get("notes")))))
-    else:
-        if not isinstance(raw.get("params"), int) or raw["params"] <= 0:
-            raise ValueError(f"{where}: params (a positive integer) or config is required")
-        spec = ModelSpec(params=raw["params"], name=raw["name"], source=source,
-                         notes=raw.get("notes", ""), **{k: raw.get(k) for k in _ARCH_FIELDS})
+    try:
+        spec = _preset_spec(raw, source, where)
+    except SizingError as exc:  # the entry's own figures are inconsistent: say which entry
+        raise ValueError(f"{where}: {exc.message}") from None
     return ModelPreset(id=raw["id"], aliases=tuple(raw.get("aliases", ())), spec=spec,
                        notes=raw.get("notes", ""), published_params=raw.get("published_params"),
                        published_params_source=raw.get("published_params_source", ""))

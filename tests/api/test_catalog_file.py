@@ -33,6 +33,17 @@ MODEL = """
              vocab_size: 128256, tie_word_embeddings: false}
 """
 
+# A model given by its figures rather than a config.json.
+BY_FIGURES = """models:
+  - id: our-model-by-figures
+    name: Our Model by figures
+    source: internal registry, rev 3
+    params: 8000000000
+    layers: 32
+    attention_heads: 32
+    kv_heads: 8
+"""
+
 
 def app_with(tmp_path, text: str):
     path = tmp_path / "catalog.yaml"
@@ -64,12 +75,13 @@ def test_an_entry_with_an_existing_id_replaces_it(tmp_path):
         ("cards:" + CARD + CARD.replace("lab-card-96", "lab-card-2").replace("ecc: true", "ecc: true\n    warp_drive: 9"), 18, "unknown keys"),
         ("models:" + MODEL.replace("model_type: llama", "model_type: rwkv"), 2, "rwkv"),
         ("cards:" + CARD.replace("tier: D-M", "tier: Z-9"), 2, "tier"),
+        (BY_FIGURES.replace("kv_heads: 8", "kv_heads: 64"), 2, "models[0]: kv_heads cannot exceed"),
         ("prices:\n  no-such-card: {amount: 1, currency: USD, source: x}\n", None, "no-such-card"),
         ("prices:\n  D-M: {amount: 0, currency: USD, source: x}\n", 2, "amount"),
         ("cards: [\n", 2, "not valid YAML"),
         ("colours: [red]\n", 1, "mapping of"),
     ],
-    ids=["negative-memory", "unknown-key", "unknown-model-type", "unknown-tier", "price-for-unknown-card",
+    ids=["negative-memory", "unknown-key", "unknown-model-type", "unknown-tier", "inconsistent-model-figures", "price-for-unknown-card",
          "zero-price", "broken-yaml", "unknown-section"],
 )
 def test_a_bad_file_stops_the_service_naming_the_line(tmp_path, text, line, words):
