@@ -189,6 +189,21 @@ def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") ->
     )
 
 
+def half_precision_rate(card: "Card") -> tuple[str, float] | None:
+    """The card's dense half-precision FLOP/s and the figure it comes from: BF16 or FP16 as
+    listed; else INT8 or FP8 halved (dense INT8/FP8 runs at twice half precision on current
+    tensor units); else FP32 as a floor; None when the card lists no dense figure."""
+    for key in ("bf16", "fp16"):
+        if key in card.dense_flops:
+            return key, card.dense_flops[key]
+    for key in ("int8", "fp8"):
+        if key in card.dense_flops:
+            return key, card.dense_flops[key] / 2
+    if "fp32" in card.dense_flops:
+        return "fp32", card.dense_flops["fp32"]
+    return None
+
+
 def measured_bandwidth_fraction(card: "Card") -> float | None:
     """Measured over datasheet bandwidth for this card; None when it was not measured."""
     if card.measured_bandwidth_bytes_per_s:

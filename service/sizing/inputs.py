@@ -3,10 +3,10 @@
 from dataclasses import dataclass, field
 
 from . import defaults as d
-from .catalog import PCIE_LINE_GB_PER_S, Card
+from .catalog import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
-from .precision import Precision, get_precision
+from .precision import HALF, Precision, get_precision
 from .training import OPTIMIZERS, Optimizer, Parallelism
 from .units import GB, TERA
 
@@ -205,25 +205,23 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
     for key in keys:
         if key in card.dense_flops:
             return card.dense_flops[key]
-    for key in ("bf16", "fp16"):
-        if key in card.dense_flops:
-            caveat = ", which overstates fp32 compute" if keys[0] == "fp32" else ""
-            notes.assume(f"{field}.precision", key,
-                         f"{card.id} lists no {keys[0]} rate; its {key} rate is used{caveat}")
-            return card.dense_flops[key]
-    for key in ("int8", "fp8"):
-        if key in card.dense_flops:
-            value = card.dense_flops[key] / 2
-            notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
-                         f"{card.id}: no half-precision figure is given; derived as dense "
-                         f"{key.upper()} / 2")
-            return value
-    if "fp32" in card.dense_flops:
+    rate = half_precision_rate(card)
+    if rate is None:
+        raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
+    key, value = rate
+    if key in HALF:
+        caveat = ", which overstates fp32 compute" if keys[0] == "fp32" else ""
+        notes.assume(f"{field}.precision", key,
+                     f"{card.id} lists no {keys[0]} rate; its {key} rate is used{caveat}")
+    elif key == "fp32":
         notes.assume(f"{field}.precision", "fp32",
                      f"{card.id} lists no {keys[0]} or half-precision rate; its FP32 rate is used "
                      "as a floor")
-        return card.dense_flops["fp32"]
-    raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
+    else:
+        notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
+                     f"{card.id}: no half-precision figure is given; derived as dense "
+                     f"{key.upper()} / 2")
+    return value
 
 
 def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:

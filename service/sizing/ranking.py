@@ -4,7 +4,7 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .catalog import Card
+from .catalog import Card, half_precision_rate
 from .errors import InvalidInputError
 from .units import GB, GIB, TERA
 
@@ -50,13 +50,8 @@ class RankedCard:
 
 def dense_tflops(card: Card) -> float | None:
     """Half-precision dense TFLOP/s; INT8/FP8 halved where no half-precision figure exists."""
-    for key in ("bf16", "fp16"):
-        if key in card.dense_flops:
-            return card.dense_flops[key] / TERA
-    for key in ("int8", "fp8"):
-        if key in card.dense_flops:
-            return card.dense_flops[key] / 2 / TERA
-    return card.dense_flops.get("fp32", 0) / TERA or None
+    rate = half_precision_rate(card)
+    return None if rate is None else rate[1] / TERA or None
 
 
 def raw_values(card: Card) -> dict[str, float | None]:

@@ -12,10 +12,10 @@ from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
 from .model import ModelSpec
+from .precision import HALF
 from .serving import Range
 from .units import GB, SECONDS_PER_DAY
 
-HALF_PRECISION_KEYS = ("bf16", "fp16")
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
 
 
@@ -79,7 +79,7 @@ def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
 
 
 def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
-    keys = ("fp32",) if workload.precision.name == "fp32" else HALF_PRECISION_KEYS
+    keys = ("fp32",) if workload.precision.name == "fp32" else HALF
     return compute_flops(card, keys, notes, "compute")
 
 
