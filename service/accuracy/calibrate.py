@@ -161,6 +161,12 @@ def _datasheet(card_id: str | None) -> dict:
     }
 
 
+def _significant(value: float) -> float:
+    """Four significant figures: a slow device's 0.04 TFLOP/s stays 0.04, where one decimal
+    would write 0.0, which the catalog file refuses."""
+    return float(f"{value:.4g}")
+
+
 def catalog_entry(m: Measurement, card: str | None) -> str:
     """A cards entry for SIZING_CATALOG_FILE: the catalog card's datasheet figures (when --card
     names one) with the measured ceilings beside them."""
@@ -168,8 +174,8 @@ def catalog_entry(m: Measurement, card: str | None) -> str:
         "id": f"{card or 'my-card'}-measured",
         "name": f"{m.device} (measured here)",
         **_datasheet(card),
-        "measured_bandwidth_gb_per_s": round(m.bandwidth_gb_per_s, 1),
-        "measured_dense_tflops": {"bf16": round(m.matmul_tflops, 1)},
+        "measured_bandwidth_gb_per_s": _significant(m.bandwidth_gb_per_s),
+        "measured_dense_tflops": {"bf16": _significant(m.matmul_tflops)},
         "measured_source": (f"service.accuracy.calibrate on {m.device}: copy {m.bandwidth_gb_per_s:.0f} GB/s, "
                             f"bf16 matmul {m.matmul_tflops:.1f} TFLOP/s, synthetic decode "
                             f"{m.decode_tokens_per_s:.1f} tokens/s over {m.decode_weights_bytes / GB:.2f} GB "

@@ -84,6 +84,19 @@ def test_the_calibration_script_measures_and_emits_a_loadable_catalog_entry(tmp_
     assert card.bandwidth_bytes_per_s == 1008e9  # the datasheet figures come with it
 
 
+def test_a_slow_devices_entry_still_loads(tmp_path):
+    """A CPU under load measures well under 0.05 TFLOP/s; the entry must keep it, not round to 0."""
+    from service.overlay import load_catalog_file
+    from service.sizing.catalog import packaged_catalogs
+
+    slow = calibrate.Measurement("a busy CPU", 3.2, 0.0312, 1.5, 2_000_000, 3.0)
+    path = tmp_path / "catalog.yaml"
+    path.write_text(calibrate.catalog_entry(slow, "rtx-4090"))
+    card = load_catalog_file(path, packaged_catalogs()).cards.get("rtx-4090-measured")
+    assert card.measured_dense_flops["bf16"] == pytest.approx(0.0312e12)
+    assert card.measured_bandwidth_bytes_per_s == pytest.approx(3.2e9)
+
+
 @pytest.mark.parametrize(("n_bytes", "seconds", "gb_per_s"), [(1e9, 1.0, 2.0), (4e9, 0.002, 4000.0)])
 def test_copy_bandwidth_counts_read_and_write(n_bytes, seconds, gb_per_s):
     assert calibrate.copy_bandwidth_gb_per_s(n_bytes, seconds) == pytest.approx(gb_per_s)
