@@ -316,7 +316,8 @@ _ARCH_FIELDS = ("active_params", "layers", "hidden_size", "attention_heads", "kv
                 "head_dim", "vocab_size")
 _MODEL_KEYS = {"id", "name", "aliases", "source", "notes", "config", "config_source", "params",
                "published_params", "published_params_source", "published_active_params",
-               "same_architecture_as", *_ARCH_FIELDS}
+               "same_architecture_as", "training_batch_tokens", "training_batch_source",
+               *_ARCH_FIELDS}
 
 
 def _preset_spec(raw: Mapping, source: str, where: str) -> ModelSpec:
@@ -344,6 +345,13 @@ def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
         spec = _preset_spec(raw, source, where)
     except SizingError as exc:  # the entry's own figures are inconsistent: say which entry
         raise ValueError(f"{where}: {exc.message}") from None
+    batch = raw.get("training_batch_tokens")
+    if batch is not None:
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0 \
+                or not raw.get("training_batch_source"):
+            raise ValueError(f"{where}: training_batch_tokens must be a positive integer with a "
+                             "training_batch_source")
+        spec = replace(spec, training_batch_tokens=batch, training_batch_source=raw["training_batch_source"])
     return ModelPreset(id=raw["id"], aliases=tuple(raw.get("aliases", ())), spec=spec,
                        notes=raw.get("notes", ""), published_params=raw.get("published_params"),
                        published_params_source=raw.get("published_params_source", ""))

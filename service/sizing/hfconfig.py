@@ -38,6 +38,7 @@ class _Counted:
     active: int
     expert: int
     shapes: tuple[tuple[str, int, int, int], ...] = ()  # (tag, fan_in, fan_out, count)
+    moe_layers: int = 0
 
 
 class _Config:
@@ -131,6 +132,7 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         experts=_experts(model_type, c) if moe else None,
         experts_per_token=_experts_per_token(c) if moe else None,
         expert_params=counted.expert if moe else None,
+        moe_layers=counted.moe_layers,
         attention=_attention_kind(model_type, heads, kv_heads),
         family=model_type,
         linear_shapes=counted.shapes,
@@ -181,17 +183,18 @@ def _count(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim) ->
         attention_shapes = (("attention", hidden, q, 1), ("attention", hidden, kv, 2),
                             ("attention", q, hidden, 1))
     norms = _NORMS_PER_LAYER.get(model_type, 2) * hidden
-    total = active = expert = 0
+    total = active = expert = moe_layers = 0
     shapes: dict[tuple[str, int, int], int] = {}
     for index in range(layers):
         mlp = _mlp(model_type, c, hidden, index)
         total += attention + norms + mlp.total
         active += attention + norms + mlp.active
         expert += mlp.expert
+        moe_layers += mlp.expert > 0
         for tag, fan_in, fan_out, count in attention_shapes + mlp.shapes:
             shapes[(tag, fan_in, fan_out)] = shapes.get((tag, fan_in, fan_out), 0) + count
     return _Counted(total + hidden, active + hidden, expert,
-                    tuple((tag, i, o, n) for (tag, i, o), n in shapes.items()))
+                    tuple((tag, i, o, n) for (tag, i, o), n in shapes.items()), moe_layers)
 
 
 def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim) -> int:

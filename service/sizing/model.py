@@ -43,6 +43,9 @@ class ModelSpec:
     notes: str = ""
     linear_shapes: tuple[tuple[str, int, int, int], ...] = ()
     intermediate_size: int | None = None
+    moe_layers: int | None = None
+    training_batch_tokens: int | None = None
+    training_batch_source: str = ""
 
     def __post_init__(self) -> None:
         if self.params <= 0:
@@ -108,6 +111,14 @@ class ModelSpec:
         tables = (self.embedding_params or 0) * (2 if self.tied_embeddings is False else 1)
         block = (self.params - tables) // self.layers if self.layers else 0
         return max(self.embedding_params or 0, block)
+
+    @property
+    def resolved_moe_layers(self) -> int:
+        """Layers that route tokens to experts: as counted from a config, else every layer of an
+        MoE (0 for a dense model or unknown layers)."""
+        if self.moe_layers is not None:
+            return self.moe_layers
+        return (self.layers or 0) if self.is_moe else 0
 
     @property
     def decode_skipped_params(self) -> int:
