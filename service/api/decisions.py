@@ -8,6 +8,8 @@ from ..sizing.catalog import Price
 from ..sizing.errors import InvalidInputError
 from ..sizing.estimate import rank_cards
 from ..sizing.host import host_sizing
+from ..sizing.inputs import Notes
+from ..sizing.plan import cards_per_machine
 from ..sizing.inputs import WorkloadInput
 from ..sizing.normalize import normalize as normalise_figure
 from ..sizing.troubleshoot import diagnose
@@ -55,7 +57,7 @@ def recommend():
     workload = args.get("workload") or (WorkloadInput(**scenario.workload) if scenario else WorkloadInput())
     constraints = args.get("constraints") or (scenario.constraints if scenario else rec.Constraints())
     prices = {**catalogs.prices, **_given_prices(args, catalogs)}
-    result = rec.recommend(model, workload, constraints, catalogs.cards, prices)
+    result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"))
     count_estimate("recommend", result.line)
     return _recommend_out.dump(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
 
@@ -83,7 +85,8 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "example_cards": result.examples,
         "excluded_lines": [{"line": line, "reason": why} for line, why in result.excluded_lines],
         "candidates": result.candidates,
-        "host": host_sizing(choice.card, choice.count) if choice else None,
+        "host": host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes()))
+        if choice else None,
         "reasons": list(reasons),
         "lang": lang,
         "summary": rec.summary(result, lang),

@@ -29,6 +29,7 @@ _memory_in, _memory_out = s.MemoryRequestSchema(), s.MemoryResponseSchema()
 _throughput_in, _throughput_out = s.ThroughputRequestSchema(), s.ThroughputResponseSchema()
 _scaling_in, _scaling_out = s.ScalingRequestSchema(), s.ScalingResponseSchema()
 _cost_in, _cost_out = s.CostRequestSchema(), s.CostResponseSchema()
+_capacity_in, _capacity_out = s.CapacityRequestSchema(), s.CapacityResponseSchema()
 
 
 def _price(args: dict, hardware) -> Price | None:
@@ -44,7 +45,8 @@ def _price(args: dict, hardware) -> Price | None:
 def _estimate(args: dict) -> dict:
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              args.get("lang") or preferred_lang(), _price(args, args["hardware"]),
-                             args.get("overhead_fraction"), args.get("alternatives", True))
+                             args.get("overhead_fraction"), args.get("alternatives", True),
+                             args.get("target"))
     count_estimate("estimate", result.card.line)
     return _estimate_out.dump(result)
 
@@ -128,6 +130,21 @@ def scaling():
     result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
     count_estimate("scaling", result.card.line)
     return _scaling_out.dump(result)
+
+
+@bp.post("/capacity")
+def capacity():
+    args = _capacity_in.load(json_body(request))
+    catalogs = current_catalogs()
+    if "cards" in args:
+        cards = tuple(catalogs.cards.get(name, "cards") for name in args["cards"])
+    else:
+        cards = tuple(c for c in catalogs.cards.cards if matches(c, args.get("filters") or {}))
+    result = domain.capacity(args["model"], args["workload"], cards, args["target"],
+                             args.get("cards_per_node"), args.get("network_gb_per_s"),
+                             args.get("lang") or preferred_lang())
+    count_estimate("capacity", "none")
+    return _capacity_out.dump(result)
 
 
 @bp.post("/cost")

@@ -17,8 +17,10 @@ from ..sizing.normalize import ACCUMULATE, LADDER
 from ..sizing.ranking import DIMENSIONS
 from ..sizing.recommend import SCENARIOS, Constraints
 from ..sizing.hfconfig import model_from_hf_config
+from ..sizing.capacity import Target
 from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.model import ModelSpec
+from ..sizing.plan import Parallelism
 from ..sizing.precision import PRECISION_NAMES
 from ..sizing.engines import ENGINE_NAMES
 from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
@@ -213,6 +215,39 @@ class CardField(_OneOf):
         return current_catalogs().cards.get(name, "hardware.card")
 
 
+class ParallelismSpecSchema(_Strict):
+    """How the work is split over the cards; the degrees multiply to the card count."""
+
+    tensor = StrictInteger(validate=_range(1, 1024))
+    pipeline = StrictInteger(validate=_range(1, 10_000))
+    expert = StrictInteger(validate=_range(1, 100_000))
+    data = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+    replicas = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+
+    @validates_schema
+    def not_too_many(self, data, **kwargs):
+        cards = math.prod(data.values())
+        if cards > defaults.MAX_CARDS:
+            raise ValidationError(f"The degrees multiply to {cards} cards; at most "
+                                  f"{defaults.MAX_CARDS} are sized.", "tensor")
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> Parallelism:
+        return Parallelism(**data)
+
+
+class TargetSpecSchema(_Strict):
+    """What a serving deployment must sustain."""
+
+    concurrent_users = StrictInteger(required=True, validate=_range(1, 10_000_000))
+    tokens_per_s_per_user = StrictFloat(validate=_positive(100_000))
+    ttft_s = StrictFloat(validate=_positive(86_400))
+
+    @post_load
+    def to_domain(self, data, **kwargs) -> Target:
+        return Target(**data)
+
+
 class WorkloadSpecSchema(_Strict):
     """What the model is asked to do."""
 
@@ -235,6 +270,9 @@ class WorkloadSpecSchema(_Strict):
     prompt_tokens = StrictInteger(validate=_range(1, 10_000_000))
     engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
     overlap = StrictFloat(validate=_range(0, 1))
+    parallelism = fields.Nested(ParallelismSpecSchema)
+    output_tokens = StrictInteger(validate=_range(1, 10_000_000))
+    global_batch_tokens = StrictFloat(validate=_range(1, 1e12))
 
     @post_load
     def to_domain(self, data, **kwargs) -> WorkloadInput:
@@ -293,6 +331,7 @@ class EstimateRequestSchema(_Strict):
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
+    target = fields.Nested(TargetSpecSchema)
     lang = _lang()
 
 
@@ -385,7 +424,26 @@ class SweepRequestSchema(_Strict):
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
     card_price = _price()
     overhead_fraction = _overhead()
+    target = fields.Nested(TargetSpecSchema)
     lang = _lang()
+
+
+class CapacityRequestSchema(_Strict):
+    """A serving target on cards named or filtered from the catalog (every card when neither)."""
+
+    model = ModelField(required=True)
+    workload = _workload()
+    target = fields.Nested(TargetSpecSchema, required=True)
+    cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200))
+    filters = fields.Nested(SweepFiltersSchema)
+    cards_per_node = StrictInteger(validate=_range(1, 1024))
+    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
+    lang = _lang()
+
+    @validates_schema
+    def cards_or_filters(self, data, **kwargs):
+        if "cards" in data and "filters" in data:
+            raise ValidationError("Give cards or filters, not both.", "filters")
 
 
 class RankRequestSchema(_Strict):
@@ -420,6 +478,7 @@ class RecommendRequestSchema(_Strict):
     constraints = fields.Nested(ConstraintsSpecSchema)
     prices = fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)))
     currency = _currency()
+    target = fields.Nested(TargetSpecSchema)
     lang = _lang()
 
     @validates_schema
@@ -506,6 +565,7 @@ class MemoryComponentSchema(Schema):
 
 class MemoryBreakdownSchema(Schema):
     weights_bytes = fields.Integer(required=True)
+    expert_weights_bytes = fields.Integer(required=True)
     training_state_bytes = fields.Integer(required=True)
     model_state_bytes = fields.Integer(required=True)
     kv_cache_bytes = fields.Integer(required=True, allow_none=True)
@@ -543,6 +603,36 @@ class FitSchema(Schema):
     reason = fields.String(required=True)
 
 
+class ParallelismSchema(Schema):
+    """The plan an answer used (its degrees multiply to `cards`)."""
+
+    tensor = fields.Integer(required=True)
+    pipeline = fields.Integer(required=True)
+    expert = fields.Integer(required=True)
+    data = fields.Integer(required=True)
+    replicas = fields.Integer(required=True)
+    cards = fields.Integer(required=True)
+    idle_cards = fields.Integer(required=True)
+    machines = fields.Integer(required=True)
+    cards_per_machine = fields.Integer(required=True)
+    given = fields.Boolean(required=True)
+    description = fields.String(required=True)
+    micro_batch = fields.Integer(required=True, allow_none=True)
+    gradient_accumulation = fields.Integer(required=True, allow_none=True)
+    global_batch_tokens = fields.Integer(required=True, allow_none=True)
+
+
+class DecodeStepSchema(Schema):
+    sequences = fields.Integer(required=True)
+    memory_s = Num(required=True)
+    compute_s = Num(required=True)
+    engine_s = Num(required=True)
+    tensor_comm_s = Num(required=True)
+    expert_comm_s = Num(required=True)
+    pipeline_comm_s = Num(required=True)
+    step_s = Num(required=True)
+
+
 class RangeSchema(Schema):
     low = Num(required=True)
     typical = Num(required=True)
@@ -578,16 +668,30 @@ class ThroughputSchema(Schema):
     decode_tokens_per_s_achievable = Num(required=True)
     decode_tokens_per_s_expected = Num(required=True)
     decode_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
+    decode_tokens_per_s_guide = Num(required=True)
+    total_tokens_per_s_guide = Num(required=True)
     total_tokens_per_s_ceiling = Num(required=True)
     total_tokens_per_s = Num(required=True)
     total_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
     max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
+    link = fields.String(required=True, allow_none=True)
+    link_bytes_per_s = Num(required=True, allow_none=True)
+    link_latency_s = Num(required=True, allow_none=True)
+    decode_step = fields.Nested(DecodeStepSchema, required=True)
     prompt_tokens = fields.Integer(required=True)
     prefill_flops = Num(required=True)
     prefill_bound = fields.String(required=True)
     time_to_first_token_s = Num(required=True)
     time_to_first_token_s_range = fields.Nested(RangeSchema, required=True)
     prefill_tokens_per_s = Num(required=True)
+    output_tokens = fields.Integer(required=True)
+    max_total_tokens_per_s = Num(required=True, allow_none=True)
+    max_total_tokens_per_s_range = fields.Nested(RangeSchema, required=True, allow_none=True)
+    max_total_tokens_per_s_ceiling = Num(required=True, allow_none=True)
+    capacity_batch_size = fields.Integer(required=True, allow_none=True)
+    capacity_time_to_first_token_s = Num(required=True, allow_none=True)
+    time_per_output_token_s = Num(required=True, allow_none=True)
+    capacity_bound = fields.String(required=True, allow_none=True)
     decode_curve = fields.List(fields.Nested(DecodePointSchema), required=True)
 
 
@@ -613,12 +717,20 @@ class TrainingSchema(Schema):
     gradient_sync_s = Num(required=True, allow_none=True)
     step_compute_s = Num(required=True)
     step_time_s = Num(required=True, allow_none=True)
-    allreduce_s = Num(required=True, allow_none=True)
+    global_batch_tokens = fields.Integer(required=True)
+    micro_batch = fields.Integer(required=True)
+    gradient_accumulation = fields.Integer(required=True)
+    steps = Num(required=True, allow_none=True)
+    tensor_comm_s = Num(required=True, allow_none=True)
+    expert_comm_s = Num(required=True, allow_none=True)
+    pipeline_bubble_s = Num(required=True, allow_none=True)
+    pipeline_comm_s = Num(required=True, allow_none=True)
+    data_comm_s = Num(required=True, allow_none=True)
+    data_comm_exposed_s = Num(required=True, allow_none=True)
     overlap = Num(required=True)
-    exposed_comm_s = Num(required=True, allow_none=True)
-    step_time_s_comm_model = Num(required=True, allow_none=True)
-    comm_model_efficiency = Num(required=True, allow_none=True)
-    time_s_comm_model = Num(required=True, allow_none=True)
+    step_s = Num(required=True, allow_none=True)
+    step_efficiency = Num(required=True, allow_none=True)
+    effective_mfu = Num(required=True, allow_none=True)
 
 
 class EnergySchema(Schema):
@@ -656,6 +768,7 @@ class MemoryResponseSchema(MemoryBreakdownSchema):
     fit = fields.Nested(FitSchema, required=True, allow_none=True)
     fits = fields.Boolean(required=True, allow_none=True)
     cards_needed = fields.Integer(required=True, allow_none=True)
+    parallelism = fields.Nested(ParallelismSchema, required=True, allow_none=True)
 
     assumptions = _assumptions()
     warnings = _warnings()
@@ -673,6 +786,7 @@ class MemoryResponseSchema(MemoryBreakdownSchema):
             "fit": result.fit,
             "fits": None if result.fit is None else result.fit.fits,
             "cards_needed": None if result.fit is None else result.fit.cards_needed,
+            "parallelism": result.parallelism,
             "assumptions": result.assumptions,
             "warnings": result.warnings,
         }
@@ -683,6 +797,7 @@ class ThroughputResponseSchema(ThroughputSchema):
     card = fields.Nested(CardInfoSchema, required=True)
     precision = fields.String(required=True)
     fit = fields.Nested(FitSchema, required=True)
+    parallelism = fields.Nested(ParallelismSchema, required=True)
 
     assumptions = _assumptions()
     warnings = _warnings()
@@ -691,6 +806,7 @@ class ThroughputResponseSchema(ThroughputSchema):
     def flatten(self, result, **kwargs):
         return {**_attrs(result.throughput), "model": result.model, "card": result.card,
                 "precision": result.workload.precision.name, "fit": result.fit,
+                "parallelism": result.parallelism,
                 "assumptions": result.assumptions, "warnings": result.warnings}
 
 
@@ -706,6 +822,7 @@ class ScalingResponseSchema(TrainingSchema):
     card = fields.Nested(CardInfoSchema, required=True)
     mode = fields.String(required=True)
     fit = fields.Nested(FitSchema, required=True)
+    parallelism = fields.Nested(ParallelismSchema, required=True)
     curve = fields.List(fields.Nested(ScalingPointSchema), required=True)
     deadline_days = Num(required=True, allow_none=True)
     cards_needed_by_memory = fields.Integer(required=True, allow_none=True)
@@ -723,14 +840,22 @@ class ScalingResponseSchema(TrainingSchema):
 class HostSchema(Schema):
     cards = fields.Integer(required=True)
     machines = fields.Integer(required=True)
-    cards_power_w = Num(required=True)
-    system_peak_w = Num(required=True)
-    transient_peak_w = Num(required=True)
+    cards_per_machine = fields.Integer(required=True)
+    machine_cards = fields.Integer(required=True)
+    machine_cards_power_w = Num(required=True)
+    machine_peak_w = Num(required=True)
+    machine_transient_peak_w = Num(required=True)
+    machine_typical_power_w = Num(required=True)
     psu_w = fields.Integer(required=True, allow_none=True)
+    psus = fields.Integer(required=True, allow_none=True)
     host_ram_gb = fields.Integer(required=True)
     cpu_cores = fields.Integer(required=True)
     server_power_w_low = Num(required=True, allow_none=True)
     server_power_w_high = Num(required=True, allow_none=True)
+    cards_power_w = Num(required=True)
+    system_peak_w = Num(required=True)
+    transient_peak_w = Num(required=True)
+    rack_power_w = Num(required=True)
     ups_w = Num(required=True, allow_none=True)
     power_feeds = fields.Integer(required=True, allow_none=True)
     typical_power_w = Num(required=True)
@@ -784,6 +909,30 @@ class AlternativeSchema(Schema):
     note = fields.String(required=True)
 
 
+class TargetSchema(Schema):
+    concurrent_users = fields.Integer(required=True)
+    tokens_per_s_per_user = Num(required=True, allow_none=True)
+    ttft_s = Num(required=True, allow_none=True)
+
+
+class CapacityOptionSchema(Schema):
+    """The cards of one kind a serving target needs."""
+
+    card = fields.Nested(CardInfoSchema, required=True)
+    meets_target = fields.Boolean(required=True)
+    cards = fields.Integer(required=True, allow_none=True)
+    machines = fields.Integer(required=True, allow_none=True)
+    parallelism = fields.Nested(ParallelismSchema, required=True, allow_none=True)
+    copies = fields.Integer(required=True, allow_none=True)
+    sequences_per_copy = fields.Integer(required=True, allow_none=True)
+    tokens_per_s_per_user = Num(required=True, allow_none=True)
+    time_to_first_token_s = Num(required=True, allow_none=True)
+    time_per_output_token_s = Num(required=True, allow_none=True)
+    total_tokens_per_s = Num(required=True, allow_none=True)
+    power_w = Num(required=True, allow_none=True)
+    reason = fields.String(required=True)
+
+
 class EstimateResponseSchema(Schema):
     model = fields.Nested(ModelInfoSchema, required=True)
     card = fields.Nested(CardInfoSchema, required=True)
@@ -796,11 +945,13 @@ class EstimateResponseSchema(Schema):
     alternatives = fields.List(fields.Nested(AlternativeSchema), required=True)
     memory = fields.Nested(MemoryBreakdownSchema, required=True)
     fit = fields.Nested(FitSchema, required=True)
+    parallelism = fields.Nested(ParallelismSchema, required=True)
     throughput = fields.Nested(ThroughputSchema, required=True, allow_none=True)
     training = fields.Nested(TrainingSchema, required=True, allow_none=True)
     energy = fields.Nested(EnergySchema, required=True)
     host = fields.Nested(HostSchema, required=True)
     ownership = fields.Nested(OwnershipSchema, required=True, allow_none=True)
+    capacity = fields.Nested(CapacityOptionSchema, required=True, allow_none=True)
     lang = fields.String(required=True)
     summary = fields.String(required=True)
 
@@ -811,6 +962,20 @@ class EstimateResponseSchema(Schema):
     def flatten(self, result, **kwargs):
         return {**_attrs(result), "mode": result.workload.mode,
                 "precision": result.workload.precision.name}
+
+
+class CapacityResponseSchema(Schema):
+    model = fields.Nested(ModelInfoSchema, required=True)
+    target = fields.Nested(TargetSchema, required=True)
+    prompt_tokens = fields.Integer(required=True)
+    output_tokens = fields.Integer(required=True)
+    engine = fields.String(required=True)
+    options = fields.List(fields.Nested(CapacityOptionSchema), required=True)
+    best = fields.String(required=True, allow_none=True)
+    lang = fields.String(required=True)
+    summary = fields.String(required=True)
+    assumptions = _assumptions()
+    warnings = _warnings()
 
 
 class FigureSchema(Schema):

@@ -22,6 +22,11 @@ PRECISION = Default("bf16", "half precision weights, the guide's default")
 QLORA_PRECISION = Default("nf4-dq", "QLoRA keeps the frozen base in NF4 with double quantisation")
 CONTEXT_TOKENS = Default(4096, "tokens per sequence (prompt plus output) when none is given")
 BATCH_SIZE = Default(1, "one sequence at a time")
+OUTPUT_TOKENS = 1000
+OUTPUT_TOKENS_NOTE = ("tokens generated per request: 1000 (the length of TensorRT-LLM's published "
+                      "1000-in/1000-out benchmark), at most half the context")
+GLOBAL_BATCH_TOKENS = Default(4_000_000, "tokens per optimizer step: 4M, Llama 1 and 2's global "
+                              "batch (Touvron et al. 2023), when the model publishes none")
 MFU = Default(0.4, "guide: training utilisation (MFU) of about 40 %")
 DECODE_EFFICIENCY_SINGLE = Default(0.6, "guide: single-card decode reaches about 60 % of its ceiling")
 DECODE_EFFICIENCY_DEDICATED = Default(
@@ -46,9 +51,29 @@ LORA_TARGETS = Default("all_linear", "adapters on every linear layer of the bloc
 OVERLAP = Default(0.8, "share of the backward pass (two thirds of a step) that gradient "
                   "communication can hide behind (bucketed all-reduce)")
 PREFILL_EFFICIENCY = Default(0.65, "guide: large matmuls reach 60-70 % of peak")
-CARDS_PER_NODE = {"datacenter": 8, "workstation": 4, "consumer": 2}
-NETWORK_GB_PER_S_PER_NODE = {"datacenter": 400.0, "workstation": 25.0, "consumer": 12.5}
-HOP_LATENCY_S = {"dedicated": 5e-6, "pcie": 10e-6, "network": 10e-6}
+# Links (service/sizing/links.py): the share of a link's one-way rate a collective reaches, and
+# the latency of one round of a collective (a small all-reduce over n cards takes log2(n)
+# rounds). From published nccl-tests and engine measurements (docs/links.md): NVLink 4 all-reduce
+# bus bandwidth about 370 of 450 GB/s; PCIe 24-26 of 32 GB/s with peer-to-peer, 20-22 without;
+# 400 Gb/s InfiniBand 46-48 of 50 GB/s. Small all-reduces: 6-10 us with engines' one-shot
+# kernels and 19-24 us with NCCL on 8 H100s; about 42 us over PCIe on 8 cards without
+# peer-to-peer; about 30 us between two machines.
+LINK_EFFICIENCY = {
+    "dedicated": Default(0.8, "collectives reach about 80 % of NVLink's one-way rate (nccl-tests "
+                         "bus bandwidth about 370 of 450 GB/s on H100)"),
+    "pcie": Default(0.7, "collectives reach about 70 % of the slot's one-way rate (24-26 of 32 GB/s "
+                    "with peer-to-peer, 20-22 without)"),
+    "network": Default(0.9, "RDMA reaches about 90 % of the NIC line rate (46-48 of 50 GB/s at 400 Gb/s)"),
+}
+LINK_LATENCY_S = {
+    "dedicated": Default(6e-6, "6 us a round over NVLink/xGMI (8 cards: 18 us; engines' one-shot "
+                         "kernels 6-10 us, NCCL 19-24 us)"),
+    "pcie": Default(14e-6, "14 us a round over PCIe (8 cards without peer-to-peer: about 42 us)"),
+    "network": Default(25e-6, "25 us a round between machines (two machines: about 30 us)"),
+}
+NETWORK_GB_PER_S_PER_MACHINE = {"datacenter": 400.0, "workstation": 25.0, "consumer": 12.5}
+NETWORK_NOTE = ("per machine, between machines: 8 x 400 Gb/s in a data-centre server, 200 GbE "
+                "for workstations, 100 GbE for consumer builds")
 # Datasheet figures are not reached: one H200 measured 4.3 TB/s device-to-device against 4.8
 # (0.90) and 769-798 TFLOP/s on a bf16 8192-cube matmul against 989.5 dense (0.79).
 ACHIEVABLE_BANDWIDTH_FRACTION = Default(0.9, "measured copy bandwidth reaches about 90 % of the "

@@ -1,5 +1,5 @@
-"""Decode engines: how close each class comes to the roofline ceiling, and the names callers
-use for them."""
+"""Engines: how close each class comes to the roofline, what one decode step costs it beyond the
+bytes it reads, how it spreads a model over several cards, and the names callers use for them."""
 
 from dataclasses import dataclass
 
@@ -8,40 +8,103 @@ from .errors import InvalidInputError
 
 @dataclass(frozen=True)
 class Engine:
-    """How close an engine class comes to the decode ceiling: the share of bandwidth it streams
-    weights at (low, typical, high), and a fixed cost per layer and step (kernel launches and
-    synchronisation), which is what holds small models back on fast cards."""
+    """An engine class.
+
+    low, typical, high   share of the memory bandwidth it streams weights and KV cache at
+    layer_overhead_s     fixed cost per layer and decode step on one card (kernel launches and
+                         synchronisation), what holds small models back on fast cards
+    moe_layer_overhead_s extra fixed cost per MoE layer and step (routing, gathering experts)
+    collective_s         its own cost per tensor-parallel collective, beyond the link's latency
+    hop_s                its own cost per pipeline hop (synchronising two cards), beyond the link's
+    syncs_per_layer      tensor-parallel collectives per layer: 2 for Megatron-style splits (after
+                         attention and after the MLP); llama.cpp's row split gathers the result of
+                         every split matrix on the main card
+    split                how it spreads one copy of a model over the cards of a machine by default:
+                         "layer" (pipeline stages a token visits in turn) or "tensor"
+    pipelined            whether pipeline stages work on different requests at once (serving
+                         engines) or wait for each other (a layer split)
+    expert_parallel      whether it spreads MoE experts over machines (expert parallelism)
+    max_batch            its default cap on sequences running at once (None: memory decides; a
+                         larger batch asked for raises it)
+    compute_efficiency   share of dense peak its matmuls reach when compute binds (low, typical,
+                         high); None: the guide's 60-70 % for large matmuls
+    moe_compute_share    what its expert matmuls (many small, uneven grouped GEMMs, with routing and
+                         token permutation) reach, as a share of its dense matmuls' rate
+    hbm_efficiency       its bandwidth share (low, typical, high) on HBM cards where it differs:
+                         small batch-1 kernels keep too few requests in flight to fill HBM
+    quantized_factor     the share of its 16-bit bandwidth its kernels keep on quantised weights
+                         (dequantising costs it more than it saves in bytes)
+    fitted               which of the figures are fitted on published runs, in words
+    """
 
     low: float
     typical: float
     high: float
     layer_overhead_s: float
     why: str
+    moe_layer_overhead_s: float = 0.0
+    collective_s: float = 0.0
+    hop_s: float = 0.0
+    syncs_per_layer: int = 2
+    split: str = "tensor"
+    pipelined: bool = True
+    expert_parallel: bool = False
+    max_batch: int | None = None
+    fitted: str = ""
+    compute_efficiency: tuple[float, float, float] | None = None
+    moe_compute_share: float = 1.0
+    hbm_efficiency: tuple[float, float, float] | None = None
+    quantized_factor: float = 1.0
 
 
-# Calibrated on service/accuracy/data/decode.csv (published batch-1 runs; `make validate` refits
-# and reports the spread): llama.cpp from 27 runs on 19 cards, exllamav2 and MLC from their
-# READMEs, HF transformers from two h2oGPT runs. Engines without published batch-1 runs keep
-# the guide's figures and no per-layer cost.
+# Calibrated on the published runs in service/accuracy/data/ (`make validate` reports the spread
+# per regime, `make fit` refits the grids in service/accuracy/fit.py). Engines without published
+# runs keep the guide's figures, and constants no run pins down are said to be assumed.
+_SERVING_MATMULS = (0.4, 0.5, 0.6)  # TensorRT-LLM at full load, fitted on 488 runs
 ENGINES = {
     None: Engine(0.5, 0.6, 0.7, 0.0, "guide: about 60 % of the ceiling on one card, 70 % with a "
                  "tuned engine (median error 20 % over the published runs)"),
-    "llama.cpp": Engine(0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of "
-                        "the bandwidth plus 38 us per layer and token (median error 5 %)"),
+    "llama.cpp": Engine(
+        0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of the bandwidth plus "
+        "38 us per layer and token (median error 5 %)", collective_s=40e-6, hop_s=500e-6,
+        syncs_per_layer=7, split="layer", pipelined=False,
+        hbm_efficiency=(0.3, 0.55, 0.75),
+        fitted="bandwidth share and per-layer cost on one card; 500 us a hop of a layer split, 40 us "
+               "a sync of a row split and 55 % of HBM bandwidth, on 131 runs over 1-16 cards"),
     "transformers": Engine(0.3, 0.6, 0.7, 300e-6, "HF transformers generate(): Python and launch "
-                           "overhead of about 300 us per layer and token (two h2oGPT runs)"),
-    "exllamav2": Engine(0.6, 0.9, 0.9, 20e-6, "exllamav2's README: 90 % of the bandwidth, 20 us per layer"),
+                           "overhead of about 300 us per layer and token (two h2oGPT runs)",
+                           split="layer", pipelined=False, max_batch=1,
+                           fitted="per-layer cost (two runs)"),
+    "exllamav2": Engine(0.6, 0.9, 0.9, 20e-6, "exllamav2's README: 90 % of the bandwidth, 20 us per "
+                        "layer", split="layer", pipelined=False),
     "mlc-llm": Engine(0.6, 0.9, 0.9, 20e-6, "MLC LLM's README: 90 % of the bandwidth, 20 us per layer"),
-    "vllm": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
-                   "batch-1 runs calibrate it yet"),
-    "sglang": Engine(0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % (guide); no published "
-                     "batch-1 runs calibrate it yet"),
-    "tensorrt-llm": Engine(0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 70 %+ (guide); no "
-                           "published batch-1 runs calibrate it yet"),
+    "gpt-fast": Engine(
+        0.7, 0.8, 0.85, 40e-6, "gpt-fast (PyTorch, torch.compile): 80 % of the bandwidth and 40 us per "
+        "layer, 80 % of that on int8/int4 weights", quantized_factor=0.8,
+        fitted="bandwidth share, per-layer cost and the share kept on quantised weights, on its "
+               "README's 27 runs on 1-8 A100s (median error 3 %)"),
+    "vllm": Engine(
+        0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
+        "layer and 200 us more per MoE layer", moe_layer_overhead_s=200e-6, expert_parallel=True,
+        max_batch=256, compute_efficiency=_SERVING_MATMULS,
+        fitted="per-layer and per-MoE-layer cost on 7 runs (3 of them one user's gpt-oss report: thin); "
+               "matmul share under load assumed as TensorRT-LLM's"),
+    "sglang": Engine(
+        0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % of the bandwidth (guide), 500 us more "
+        "per MoE layer", moe_layer_overhead_s=500e-6, expert_parallel=True,
+        compute_efficiency=_SERVING_MATMULS,
+        fitted="the per-MoE-layer cost on 3 DeepSeek runs (thin: one model); matmul share under load "
+               "assumed as TensorRT-LLM's"),
+    "tensorrt-llm": Engine(
+        0.6, 0.7, 0.8, 0.0, "a tuned engine with fused kernels: 70 % of the bandwidth, matmuls at "
+        "50 % of peak under load, 400 us more per MoE layer", moe_layer_overhead_s=400e-6,
+        expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.85,
+        fitted="bandwidth share, matmul share of peak, expert matmul share and per-MoE-layer cost on "
+               "488 published runs (485 at full load, median error 12 %)"),
 }
 ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
                   "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
-                  "exllama": "exllamav2", "mlc": "mlc-llm"}
+                  "exllama": "exllamav2", "mlc": "mlc-llm", "gptfast": "gpt-fast"}
 ENGINE_NAMES = tuple(name for name in ENGINES if name) + tuple(ENGINE_ALIASES)
 
 

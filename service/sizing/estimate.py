@@ -3,11 +3,13 @@
 from dataclasses import dataclass, replace
 
 from . import defaults as d
-from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
-from .catalog import Card, Price
 from . import ranking
-from .host import HostSizing, host_sizing, power_basis
+from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
+from .capacity import CapacityAnswer, Target, capacity_for
+from .catalog import Card, Price
+from .engines import ENGINES
 from .errors import InvalidInputError
+from .host import HostSizing, host_sizing, power_basis
 from .inputs import (
     Assumption,
     EnergyInput,
@@ -17,12 +19,22 @@ from .inputs import (
     WorkloadInput,
     resolve_workload,
 )
-from .memory_answer import FitAnswer, MemoryBreakdown, fit_answer, memory_breakdown
+from .links import card_link, network_link
+from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
-from .serving import ThroughputAnswer, throughput_answer
+from .placement import (
+    Placement,
+    ServingPlacements,
+    TrainingPlacements,
+    fit_answer,
+    serving_placements,
+    training_placements,
+)
+from .plan import Parallelism, PlanAnswer, cards_per_machine, plan_answer
+from .serving import Setup, ThroughputAnswer, decode_weights_note, setup, throughput_answer
 from .summary import summarise
-from .training_time import TrainingAnswer, cluster_for, deadline_cards, training_answer
 from .training import compute_multiplier
+from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
 from .units import GB, SECONDS_PER_DAY
 
 
@@ -32,6 +44,7 @@ class MemoryResult:
     workload: Workload
     breakdown: MemoryBreakdown
     fit: FitAnswer | None
+    parallelism: PlanAnswer | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
 
@@ -42,6 +55,7 @@ class ThroughputResult:
     workload: Workload
     card: Card
     fit: FitAnswer
+    parallelism: PlanAnswer
     throughput: ThroughputAnswer
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
@@ -61,6 +75,7 @@ class ScalingResult:
     workload: Workload
     card: Card
     fit: FitAnswer
+    parallelism: PlanAnswer
     training: TrainingAnswer
     curve: tuple[CurvePoint, ...]
     deadline_days: float | None
@@ -109,11 +124,13 @@ class Estimate:
     card: Card
     memory: MemoryBreakdown
     fit: FitAnswer
+    parallelism: PlanAnswer
     throughput: ThroughputAnswer | None
     training: TrainingAnswer | None
     energy: EnergyAnswer | None
     host: HostSizing
     ownership: OwnershipAnswer | None
+    capacity: CapacityAnswer | None
     fits: bool
     cards_needed: int | None
     bound: str
@@ -125,30 +142,117 @@ class Estimate:
     warnings: tuple[str, ...]
 
 
+# --- the two openings every answer shares -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Serving:
+    """An inference job placed on cards: the plan it runs, the fit, and its speed's setup."""
+
+    workload: Workload
+    breakdown: MemoryBreakdown
+    placements: ServingPlacements
+    fit: FitAnswer
+    placement: Placement  # the plan speed is shown for: the cards asked, or those needed
+    per_machine: int
+    setup: Setup
+
+
+@dataclass(frozen=True)
+class Training:
+    """A training job placed on cards: the plan, the fit, the cluster and its time."""
+
+    workload: Workload
+    breakdown: MemoryBreakdown
+    placements: TrainingPlacements
+    fit: FitAnswer
+    placement: Placement
+    cluster: Cluster
+    answer: TrainingAnswer
+
+
+def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
+                  breakdown: MemoryBreakdown | None = None, as_asked: bool = False) -> Serving:
+    """The job on the cards asked (or the least count); speed is set up on the plan shown: the
+    cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
+    less memory reserved, as the accuracy suite does), else the least count's."""
+    card = hardware.card
+    breakdown = breakdown or memory_breakdown(model, resolved, notes)
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    _fit_warnings(fit, card, notes)
+    shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
+    _serving_plan_notes(model, resolved, placements, shown, notes)
+    inside = card_link(card, notes)
+    between = network_link(card, per_machine, hardware.network_gb_per_s, notes)
+    decode_weights_note(model, resolved.batch_size, notes)
+    s = setup(model, resolved, breakdown, card, shown.parallelism, per_machine, inside, between, notes)
+    return Serving(resolved, breakdown, placements, fit, shown, per_machine, s)
+
+
+def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes) -> Training:
+    card = hardware.card
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    placements = training_placements(model, resolved, card, hardware.count, per_machine, notes)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    _fit_warnings(fit, card, notes)
+    shown = _shown(placements.asked, placements.least)
+    place = cluster_for(card, hardware, notes)
+    answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
+    _training_warnings(answer, card, shown.parallelism, notes)
+    return Training(placements.workload, placements.breakdown, placements, fit, shown, place, answer)
+
+
+def _shown(asked: Placement, least: Placement | None) -> Placement:
+    """Speed is shown on the cards asked for when they hold the job, else on those needed."""
+    if asked.fits or least is None:
+        return asked
+    return least
+
+
+def _plan(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswer:
+    return plan_answer(shown.parallelism, shown.cards, shown.machines, shown.cards_per_machine,
+                       shown.given, training)
+
+
+# --- the questions ------------------------------------------------------------------------
+
+
 def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
-    """The memory breakdown, and its fit when a card is given."""
+    """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
     notes = Notes()
     resolved = resolve_workload(workload, notes)
+    if hardware is None:
+        breakdown = memory_breakdown(model, resolved, notes)
+        return MemoryResult(model, resolved, breakdown, None, None, *_frozen(notes))
+    if resolved.training:
+        job = place_training(model, resolved, hardware, notes)
+        return MemoryResult(model, job.workload, job.breakdown, job.fit, _plan(job.placement, job.answer),
+                            *_frozen(notes))
     breakdown = memory_breakdown(model, resolved, notes)
-    fit = None
-    if hardware is not None:
-        fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
-        _fit_warnings(fit, hardware.card, notes)
-    return MemoryResult(model, resolved, breakdown, fit, *_frozen(notes))
+    per_machine = cards_per_machine(hardware.card, hardware.cards_per_node, notes)
+    placements = serving_placements(model, resolved, breakdown, hardware.card, hardware.count,
+                                    per_machine, notes)
+    fit = fit_answer(placements.asked, placements.least, hardware.card, hardware.count is not None)
+    _fit_warnings(fit, hardware.card, notes)
+    shown = _shown(placements.asked, placements.least)
+    _serving_plan_notes(model, resolved, placements, shown, notes)
+    return MemoryResult(model, resolved, breakdown, fit, _plan(placements.asked), *_frozen(notes))
 
 
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
-    """Decode roofline and tokens/s on the given cards (or the least count that fits)."""
+    """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
+    that holds the job), under the engine's plan."""
     notes = Notes()
     resolved = resolve_workload(workload, notes)
     if resolved.training:
         raise InvalidInputError("throughput answers decode speed for inference; /scaling answers "
                                 "training time", "workload.mode")
-    breakdown = memory_breakdown(model, resolved, notes)
-    fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
-    _fit_warnings(fit, hardware.card, notes)
-    answer = throughput_answer(model, resolved, breakdown, hardware.card, fit, _speed_cards(fit), notes)
-    return ThroughputResult(model, resolved, hardware.card, fit, answer, *_frozen(notes))
+    job = place_serving(model, resolved, hardware, notes)
+    answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
+    return ThroughputResult(model, resolved, hardware.card, job.fit, _plan(job.placement), answer,
+                            *_frozen(notes))
 
 
 CURVE_CARDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -158,8 +262,9 @@ def scaling(
     model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput,
     deadline_days: float | None = None,
 ) -> ScalingResult:
-    """Training compute and time on the cards by two methods, the curve over card counts, and
-    the least counts that meet a deadline."""
+    """Training compute and time on the cards by the plan's step and the guide's curve, the curve
+    over card counts (copies of the plan's model-parallel group), and the least counts that meet
+    a deadline."""
     notes = Notes()
     if workload.mode is None:
         workload = _with_mode(workload, "pretrain", notes)
@@ -168,28 +273,26 @@ def scaling(
         raise InvalidInputError("scaling is for training modes", "workload.mode")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
-    breakdown = memory_breakdown(model, resolved, notes)
-    fit = fit_answer(breakdown, resolved, hardware.card, hardware.count, notes)
-    _fit_warnings(fit, hardware.card, notes)
-    place = cluster_for(hardware.card, hardware, notes)
-    answer = training_answer(model, resolved, hardware.card, _speed_cards(fit), place, notes)
-    curve = tuple(_curve_point(model, resolved, hardware.card, n, place)
-                  for n in sorted({*CURVE_CARDS, answer.cards})
-                  if n % resolved.parallel.model_parallel == 0)
+    job = place_training(model, resolved, hardware, notes)
+    group = replace(job.placement.parallelism, data=1, replicas=1)
+    answer = job.answer
+    curve = tuple(_curve_point(model, job.workload, hardware.card, group, n, job.cluster)
+                  for n in sorted({*CURVE_CARDS, answer.cards}) if n % group.group == 0)
     by_deadline = (None, None)
-    if deadline_days is not None and fit.cards_needed is not None:
-        by_deadline = deadline_cards(model, resolved, hardware.card, place, fit.cards_needed,
-                                     deadline_days * SECONDS_PER_DAY)
+    if deadline_days is not None and job.fit.cards_needed is not None:
+        by_deadline = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
+                                     job.fit.cards_needed, deadline_days * SECONDS_PER_DAY)
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
-    _training_warnings(answer, hardware.card, notes)
-    return ScalingResult(model, resolved, hardware.card, fit, answer, curve, deadline_days,
-                         fit.cards_needed, *by_deadline, *_frozen(notes))
+    return ScalingResult(model, job.workload, hardware.card, job.fit, _plan(job.placement, answer),
+                         answer, curve, deadline_days, job.fit.cards_needed, *by_deadline,
+                         *_frozen(notes))
 
 
-def _curve_point(model, workload, card, cards, place) -> CurvePoint:
-    answer = training_answer(model, workload, card, cards, place, Notes())
+def _curve_point(model, workload, card, group: Parallelism, cards: int, place) -> CurvePoint:
+    par = replace(group, data=cards // group.group)
+    answer = training_answer(model, workload, card, par, place, Notes())
     return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
 
 
@@ -227,33 +330,110 @@ def estimate(
     price: Price | None = None,
     overhead: float | None = None,
     alternatives: bool = True,
+    target: Target | None = None,
 ) -> Estimate:
-    """Memory, fit and card count, speed or training time, electricity, warnings, summary."""
+    """Memory, fit and card count under the engine's plan, speed or training time, electricity,
+    warnings, summary."""
     notes = Notes()
     resolved = resolve_workload(workload, notes)
-    breakdown = memory_breakdown(model, resolved, notes)
     card = hardware.card
-    fit = fit_answer(breakdown, resolved, card, hardware.count, notes)
-    _fit_warnings(fit, card, notes)
-    cards = _speed_cards(fit)
-    speed = None if resolved.training else throughput_answer(model, resolved, breakdown, card, fit, cards, notes)
-    train = (training_answer(model, resolved, card, cards, cluster_for(card, hardware, notes), notes)
-             if resolved.training else None)
-    if train is not None:
-        _training_warnings(train, card, notes)
-    host = host_sizing(card, cards)
+    speed = train = None
+    if resolved.training:
+        job = place_training(model, resolved, hardware, notes)
+        train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
+        plan = _plan(shown, train)
+    else:
+        serve = place_serving(model, resolved, hardware, notes)
+        breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
+        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes)
+        plan = _plan(shown)
+    host = host_sizing(card, shown.cards, shown.cards_per_machine)
     notes.assume("power_w", host.typical_power_w, power_basis(card))
     electricity = energy_answer(host.typical_power_w, energy, notes)
-    owned = _ownership(cards, price, electricity, overhead, speed, train, notes)
+    owned = _ownership(shown.cards, price, electricity, overhead, speed, train, notes)
     _duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
-    text = summarise(language, model, resolved, card, breakdown, fit, speed, train, electricity)
-    ranges = _ranges(model, breakdown, fit, speed, train)
-    compared = _alternatives(model, workload, resolved, hardware) if alternatives else ()
-    return Estimate(model, resolved, card, breakdown, fit, speed, train, electricity, host, owned,
-                    fit.fits, fit.cards_needed, bound, ranges, compared, language, text,
+    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, electricity)
+    ranges = _ranges(model, breakdown, speed, train)
+    compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
+        if alternatives else ()
+    capacity = None
+    if target is not None:
+        if resolved.training:
+            raise InvalidInputError("a serving target needs an inference workload", "target")
+        capacity = capacity_for(model, resolved, hardware, target, notes)
+    return Estimate(model, resolved, card, breakdown, fit, plan, speed, train, electricity, host, owned,
+                    capacity, fit.fits, fit.cards_needed, bound, ranges, compared, language, text,
                     *_frozen(notes))
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    model: ModelSpec
+    workload: Workload
+    target: Target
+    options: tuple[CapacityAnswer, ...]
+    best: str | None
+    lang: str
+    summary: str
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.workload.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.workload.output_tokens or 1
+
+    @property
+    def engine(self) -> str:
+        return self.workload.engine or "guide"
+
+
+def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...], target: Target,
+             cards_per_node: int | None = None, network_gb_per_s: float | None = None,
+             lang: str | None = None) -> CapacityResult:
+    """The cards (and machines) of each kind that serve the target, each on the engine's best
+    plan; the option with the fewest cards (then the least power) is best."""
+    notes = Notes()
+    resolved = resolve_workload(workload, notes)
+    if resolved.training:
+        raise InvalidInputError("a serving target needs an inference workload", "workload.mode")
+    options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
+                                 target, notes) for card in cards)
+    meeting = [o for o in options if o.meets_target]
+    best = min(meeting, key=lambda o: (o.cards, o.power_w or 0.0)) if meeting else None
+    if best is None:
+        notes.warn("no card compared meets the target on any plan tried")
+    language = notes.use("lang", lang, d.LANG)
+    return CapacityResult(model, resolved, target, options, None if best is None else best.card.id,
+                          language, capacity_summary(language, model, resolved, target, best),
+                          *_frozen(notes))
+
+
+def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Target,
+                     best: CapacityAnswer | None) -> str:
+    """The capacity answer in a sentence a chatbot can quote."""
+    speed = "" if target.tokens_per_s_per_user is None else target.tokens_per_s_per_user
+    if lang == "zh":
+        head = (f"{model.name}（{workload.precision.name}）同时服务 {target.concurrent_users} 位用户"
+                + (f"、每人 {speed:g} token/s" if speed != "" else "")
+                + (f"、首 token {target.ttft_s:g} 秒内" if target.ttft_s is not None else ""))
+        if best is None:
+            return head + "：所比较的卡都达不到。"
+        return (head + f"：最少需要 {best.cards} 张 {best.card.id}（{best.parallelism.description}，"
+                f"{best.machines} 台机器），每人约 {best.tokens_per_s_per_user:.1f} token/s。")
+    head = (f"Serving {model.name} ({workload.precision.name}) to {target.concurrent_users} users at once"
+            + (f" at {speed:g} tokens/s each" if speed != "" else "")
+            + (f" with the first token within {target.ttft_s:g} s" if target.ttft_s is not None else ""))
+    if best is None:
+        return head + ": no card compared meets it."
+    return (head + f" takes at least {best.cards} x {best.card.id} ({best.parallelism.description}, "
+            f"{best.machines} machine{'s' if best.machines > 1 else ''}), about "
+            f"{best.tokens_per_s_per_user:.1f} tokens/s per user.")
 
 
 def _ownership(cards, price, electricity, overhead, speed, train, notes) -> OwnershipAnswer | None:
@@ -271,14 +451,17 @@ TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective")
 
 
 def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
-                  hardware: HardwareInput) -> tuple[Alternative, ...]:
+                  hardware: HardwareInput, serve: Serving | None) -> tuple[Alternative, ...]:
     """The same job in other formats (inference) or other sharding and recomputation
-    (training): cards needed on this card, and decode speed or per-card model state."""
+    (training): cards needed on this card, and decode speed or per-card model state; for
+    inference also the plan that needs fewer cards, when there is one."""
     out = []
     if not workload.training:
         for name in INFERENCE_ALTERNATIVES:
-            variant = replace(given, precision=name)
+            variant = replace(given, precision=name, parallelism=None)
             out.append(_inference_alternative(model, variant, hardware, f"precision {name}"))
+        if serve is not None and serve.placements.fewer is not None:
+            out.append(_fewer_cards(model, workload, hardware, serve))
         return tuple(out)
     for stage, recompute in TRAINING_ALTERNATIVES:
         variant = replace(given, zero_stage=stage, recompute=recompute)
@@ -289,33 +472,51 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
 
 def _inference_alternative(model, variant, hardware, label) -> Alternative:
     notes = Notes()
-    resolved = resolve_workload(variant, notes)
-    breakdown = memory_breakdown(model, resolved, notes)
-    fit = fit_answer(breakdown, resolved, hardware.card, None, notes)
-    if fit.cards_needed is None:
+    try:
+        resolved = resolve_workload(variant, notes)
+        job = place_serving(model, resolved, replace(hardware, count=None), notes)
+    except InvalidInputError as exc:
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
+    if job.fit.cards_needed is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
-    speed = throughput_answer(model, resolved, breakdown, hardware.card, fit, fit.cards_needed, notes,
-                              curve=False)
-    return Alternative(label, fit.cards_needed, "decode_tokens_per_s_expected",
+    speed = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes, curve=False)
+    return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
                        speed.decode_tokens_per_s_expected,
-                       f"{breakdown.weights_bytes / GB:.1f} GB of weights")
+                       f"{job.breakdown.weights_bytes / GB:.1f} GB of weights; {job.placement.parallelism.describe()}")
+
+
+def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
+    """The layer split that holds the job on fewer cards than the engine's tensor plan."""
+    fewer = serve.placements.fewer
+    notes = Notes()
+    planned = replace(workload, parallelism=fewer.parallelism)
+    job = place_serving(model, planned, replace(hardware, count=fewer.cards), notes, serve.breakdown)
+    speed = throughput_answer(model, planned, job.breakdown, job.placement, job.setup, notes, curve=False)
+    return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
+                       speed.decode_tokens_per_s_expected,
+                       f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
+                       f"tensor parallelism needs {serve.placements.least.cards}; one stream gains no "
+                       "bandwidth from the extra stages")
 
 
 def _training_alternative(model, variant, hardware, label) -> Alternative:
     notes = Notes()
-    resolved = resolve_workload(variant, notes)
-    breakdown = memory_breakdown(model, resolved, notes)
-    fit = fit_answer(breakdown, resolved, hardware.card, None, notes)
-    if fit.cards_needed is None:
+    try:
+        resolved = resolve_workload(variant, notes)
+        job = place_training(model, resolved, replace(hardware, count=None), notes)
+    except InvalidInputError as exc:
+        return Alternative(label, None, "need_bytes_per_card", None, exc.message)
+    if job.fit.cards_needed is None:
         return Alternative(label, None, "need_bytes_per_card", None, "does not fit on any count")
-    return Alternative(label, fit.cards_needed, "need_bytes_per_card", fit.need_bytes_per_card,
-                       f"{compute_multiplier(resolved.recompute):g} FLOPs per parameter and token")
+    return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
+                       f"{compute_multiplier(resolved.recompute):g} FLOPs per parameter and token; "
+                       f"{job.placement.parallelism.describe()}")
 
 
-def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, fit: FitAnswer,
-            speed: ThroughputAnswer | None, train: TrainingAnswer | None) -> tuple[FigureRange, ...]:
+def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswer | None,
+            train: TrainingAnswer | None) -> tuple[FigureRange, ...]:
     """The headline figures as ranges: memory from bytes per parameter, speed from the engine's
-    efficiency, time from MFU and scaling."""
+    efficiency and the fixed costs, time from MFU and scaling."""
     state = breakdown.model_state_bytes
     low = breakdown.total_bytes - state + breakdown.bytes_per_param_low * model.params
     high = breakdown.total_bytes - state + breakdown.bytes_per_param_high * model.params
@@ -325,33 +526,28 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, fit: FitAnswer,
     if speed is not None:
         for name, r in (("decode_tokens_per_s_expected", speed.decode_tokens_per_s_range),
                         ("total_tokens_per_s", speed.total_tokens_per_s_range),
-                        ("time_to_first_token_s", speed.time_to_first_token_s_range)):
-            out.append(FigureRange(name, r.low, r.typical, r.high, _range_note(name, speed)))
+                        ("time_to_first_token_s", speed.time_to_first_token_s_range),
+                        ("max_total_tokens_per_s", speed.max_total_tokens_per_s_range)):
+            if r is not None:
+                out.append(FigureRange(name, r.low, r.typical, r.high, _range_note(name, speed)))
     if train is not None and train.time_s_range is not None:
         r = train.time_s_range
         out.append(FigureRange("time_s", r.low, r.typical, r.high,
-                               "MFU 30-50 % and the guide's 5-15 % loss per doubling of cards"))
+                               "MFU 30-50 % and the step model against the guide's curve"))
     return tuple(out)
 
 
 def _range_note(name: str, speed: ThroughputAnswer) -> str:
     if name == "time_to_first_token_s":
         return "prefill at 60-70 % of peak (guide: large matmuls)"
-    return (f"decode at {speed.decode_tokens_per_s_range.low / speed.decode_tokens_per_s_ceiling:.0%}-"
-            f"{speed.decode_tokens_per_s_range.high / speed.decode_tokens_per_s_ceiling:.0%} of the "
-            f"ceiling ({speed.engine})")
+    engine = ENGINES[None if speed.engine == "guide" else speed.engine]
+    return (f"the engine's bandwidth share {engine.low:.0%}-{engine.high:.0%} ({speed.engine}) and "
+            "its fixed costs and link latencies at 0.67-1.5x")
 
 
 def _with_mode(workload: WorkloadInput, mode: str, notes: Notes) -> WorkloadInput:
     notes.assume("mode", mode, "scaling answers are for training; no mode given")
     return replace(workload, mode=mode)
-
-
-def _speed_cards(fit: FitAnswer) -> int:
-    """Speed is shown on the cards asked for when they hold the model, else on those needed."""
-    if fit.fits or fit.cards_needed is None:
-        return fit.count
-    return fit.cards_needed
 
 
 def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
@@ -365,12 +561,53 @@ def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
                    "(guide section 5.3); plan the interconnect before the cards")
 
 
-def _training_warnings(train: TrainingAnswer, card: Card, notes: Notes) -> None:
-    if train.exposed_comm_s and train.comm_model_efficiency is not None and \
-            train.comm_model_efficiency < 0.8:
-        notes.warn(f"gradient all-reduce is not hidden by compute on these links: "
-                   f"{train.exposed_comm_s * 1e3:.0f} ms of each {train.step_time_s_comm_model * 1e3:.0f} ms "
-                   "step is communication; a faster interconnect or network")
+def _serving_plan_notes(model: ModelSpec, workload: Workload, placements: ServingPlacements,
+                        shown: Placement, notes: Notes) -> None:
+    """Say which plan the engine runs and why, and what it leaves on the table."""
+    engine = ENGINES[workload.engine]
+    par = shown.parallelism
+    name = workload.engine or "a serving engine (no engine named)"
+    if shown.given:
+        why = "the plan given"
+    elif engine.split == "layer":
+        why = (f"{name} splits the layers over every card: a token visits the cards in turn, so "
+               "one stream reads no faster than on one card")
+    else:
+        heads = f"{model.attention_heads} heads and {model.resolved_kv_heads} KV heads" \
+            if model.attention_heads else "the heads"
+        why = (f"{name}: tensor parallelism inside a machine at a power-of-two degree that "
+               f"divides {heads}, " + ("expert parallelism" if par.expert > 1 else "pipeline stages")
+               + " across machines, copies (replicas) on the cards left over")
+    notes.assume("parallelism", par.describe(), why)
+    if shown.idle_cards:
+        notes.warn(f"the plan ({par.describe()}) leaves {shown.idle_cards} of {shown.cards} cards "
+                   "idle: give workload.parallelism to use them another way")
+    if engine.split == "layer" and par.pipeline > shown.cards_per_machine:
+        notes.warn(f"a layer split over {par.pipeline} cards spans {shown.machines} machines: "
+                   "llama.cpp needs its RPC backend, and every hop between machines crosses the network")
+    if par.tensor > shown.cards_per_machine:
+        notes.warn(f"tensor parallelism over {par.tensor} cards spans machines: every layer's "
+                   "all-reduces cross the network")
+    fewer, least = placements.fewer, placements.least
+    if fewer is not None and least is not None:
+        notes.assume("cards_needed", least.cards,
+                     f"the engine's tensor degree must divide the heads: {least.cards} cards; "
+                     f"{fewer.cards} would hold it with pipeline parallelism "
+                     f"({fewer.parallelism.describe()}), at one card's bandwidth per stream "
+                     "(see alternatives)")
+
+
+def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, notes: Notes) -> None:
+    if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
+        parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
+                 "expert all-to-alls": train.expert_comm_s or 0.0,
+                 "the pipeline bubble": train.pipeline_bubble_s or 0.0,
+                 "exposed data-parallel traffic": train.data_comm_exposed_s or 0.0}
+        worst = max(parts, key=parts.get)
+        notes.warn(f"only {train.step_efficiency:.0%} of each {train.step_s:.2f} s step is compute on "
+                   f"this plan ({par.describe()}); {worst} cost the most "
+                   f"({parts[worst]:.2f} s a step): a faster link, a larger global batch or "
+                   "another plan")
     if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
         notes.warn(f"gradient sync ({train.gradient_sync_s * 1e3:.0f} ms) takes longer than a "
                    f"step's compute ({train.step_compute_s * 1e3:.0f} ms): the interconnect "
@@ -393,6 +630,23 @@ def _duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None
 
 def _frozen(notes: Notes) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
     return tuple(notes.assumptions), tuple(notes.warnings)
+
+
+def cards_needed(model: ModelSpec, workload: Workload, card: Card) -> tuple[int | None, int]:
+    """The least count of `card` the engine's plan holds the job on (None: no count does), and
+    the usable bytes per card."""
+    notes = Notes()
+    per_machine = cards_per_machine(card, None, notes)
+    if workload.training:
+        placed = training_placements(model, workload, card, None, per_machine, notes)
+        least = placed.least
+        usable = placed.asked.usable_bytes_per_card
+    else:
+        breakdown = memory_breakdown(model, workload, notes)
+        placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes)
+        least = placed.least
+        usable = placed.asked.usable_bytes_per_card
+    return (None if least is None else least.cards), usable
 
 
 @dataclass(frozen=True)
@@ -428,15 +682,14 @@ def rank_cards(
     if model is not None:
         limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
         resolved = resolve_workload(workload, notes)
-        breakdown = memory_breakdown(model, resolved, notes)
         kept = []
         for card in cards:
-            fit = fit_answer(breakdown, resolved, card, None, Notes())
-            if fit.cards_needed is not None and fit.cards_needed <= limit:
+            needed, _ = cards_needed(model, resolved, card)
+            if needed is not None and needed <= limit:
                 kept.append(card)
             else:
-                excluded.append(Excluded(card, fit.cards_needed, (
-                    f"needs {fit.cards_needed} cards, {limit} allowed" if fit.cards_needed else
+                excluded.append(Excluded(card, needed, (
+                    f"needs {needed} cards, {limit} allowed" if needed else
                     "holds it on no number of cards")))
     if not kept:
         notes.warn("no compared card passes the memory threshold")

@@ -7,7 +7,8 @@ from .catalog import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
 from .precision import HALF, Precision, get_precision
-from .training import OPTIMIZERS, Optimizer, Parallelism
+from .plan import Parallelism
+from .training import OPTIMIZERS, Optimizer
 from .units import GB, TERA
 
 
@@ -66,6 +67,9 @@ class WorkloadInput:
     prompt_tokens: int | None = None
     engine: str | None = None
     overlap: float | None = None
+    parallelism: Parallelism | None = None
+    output_tokens: int | None = None
+    global_batch_tokens: float | None = None
 
 
 @dataclass(frozen=True)
@@ -102,13 +106,15 @@ class Workload:
     scaling_efficiency: float | None
     optimizer: Optimizer
     zero_stage: int | None
-    parallel: Parallelism
+    parallelism: Parallelism | None
     recompute: str
     lora_rank: int
     lora_targets: str
     prompt_tokens: int
     engine: str | None
     overlap: float
+    output_tokens: int | None = None
+    global_batch_tokens: float | None = None
 
     @property
     def training(self) -> bool:
@@ -143,8 +149,9 @@ def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
     kv_precision = get_precision(
         notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
     )
-    context = notes.use("context_tokens", given.context_tokens, d.CONTEXT_TOKENS)
+    context = notes.use("context_tokens", given.context_tokens, _context_default(given))
     training = mode in d.TRAINING_MODES
+    prompt, output = _request_shape(given, context, training, notes)
     return Workload(
         mode=mode,
         precision=precision,
@@ -156,13 +163,16 @@ def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
         decode_efficiency=given.decode_efficiency,
         scaling_efficiency=given.scaling_efficiency,
         **(_training_fields(mode, given, notes) if training else _TRAINING_OFF),
-        prompt_tokens=_prompt_tokens(given, context, training, notes),
+        parallelism=_parallelism(given, training),
+        prompt_tokens=prompt,
+        output_tokens=output,
         engine=engine_name(given.engine),
+        global_batch_tokens=given.global_batch_tokens,
     )
 
 
 _TRAINING_OFF = {
-    "optimizer": OPTIMIZERS["adamw"], "zero_stage": None, "parallel": Parallelism(),
+    "optimizer": OPTIMIZERS["adamw"], "zero_stage": None,
     "recompute": "selective", "lora_rank": 0, "lora_targets": "all_linear", "overlap": 0.0,
 }
 
@@ -176,7 +186,6 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
     return {
         "optimizer": OPTIMIZERS[notes.use("optimizer", given.optimizer, d.OPTIMIZER)],
         "zero_stage": given.zero_stage,
-        "parallel": Parallelism(given.tensor_parallel or 1, given.pipeline_parallel or 1),
         "recompute": notes.use("recompute", given.recompute, recompute_default),
         "lora_rank": notes.use("lora_rank", given.lora_rank, d.LORA_RANK) if adapters else 0,
         "lora_targets": notes.use("lora_targets", given.lora_targets, d.LORA_TARGETS)
@@ -185,15 +194,53 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
     }
 
 
-def _prompt_tokens(given: WorkloadInput, context: int, training: bool, notes: Notes) -> int:
-    if given.prompt_tokens is not None:
-        if given.prompt_tokens > context:
-            raise InvalidInputError("prompt_tokens cannot exceed context_tokens", "workload.prompt_tokens")
-        return given.prompt_tokens
+def _context_default(given: WorkloadInput) -> d.Default:
+    if given.prompt_tokens is not None and given.output_tokens is not None:
+        return d.Default(given.prompt_tokens + given.output_tokens, "prompt plus output tokens")
+    return d.CONTEXT_TOKENS
+
+
+def _request_shape(given: WorkloadInput, context: int, training: bool, notes: Notes) -> tuple[int, int | None]:
+    """Prompt and output tokens of one request; together they fill the context."""
+    prompt, output = given.prompt_tokens, given.output_tokens
     if training:
-        return context
-    return notes.use("prompt_tokens", None, d.Default(
-        context, "the whole context is prompt: time to first token at its worst"))
+        if output is not None:
+            raise InvalidInputError("output_tokens describes serving; training reads whole sequences "
+                                    "of context_tokens", "workload.output_tokens")
+        if prompt is not None and prompt > context:
+            raise InvalidInputError("prompt_tokens cannot exceed context_tokens", "workload.prompt_tokens")
+        return prompt if prompt is not None else context, None
+    if (prompt or 0) + (output or 0) > context:
+        field = "workload.output_tokens" if output is not None else "workload.prompt_tokens"
+        raise InvalidInputError(f"prompt_tokens plus output_tokens ({(prompt or 0) + (output or 0)}) "
+                                f"exceed context_tokens ({context})", field)
+    if output is None:
+        rest = context - (prompt or 0)
+        default = d.Default(max(1, rest), "the rest of the context is generated") if prompt is not None else \
+            d.Default(max(1, min(d.OUTPUT_TOKENS, context // 2)), d.OUTPUT_TOKENS_NOTE)
+        output = notes.use("output_tokens", None, default)
+    if prompt is None:
+        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output),
+                                                           "the rest of the context is prompt"))
+    return prompt, output
+
+
+def _parallelism(given: WorkloadInput, training: bool) -> Parallelism | None:
+    """The plan the caller set, from `parallelism` or the older tensor_parallel and
+    pipeline_parallel (training only); None lets the engine choose."""
+    legacy = given.tensor_parallel is not None or given.pipeline_parallel is not None
+    if legacy and not training:
+        field = "workload.tensor_parallel" if given.tensor_parallel is not None else "workload.pipeline_parallel"
+        raise InvalidInputError("for serving, give the plan as workload.parallelism", field)
+    if given.parallelism is None:
+        if not legacy:
+            return None
+        return Parallelism(tensor=given.tensor_parallel or 1, pipeline=given.pipeline_parallel or 1)
+    if legacy and (given.tensor_parallel not in (None, given.parallelism.tensor)
+                   or given.pipeline_parallel not in (None, given.parallelism.pipeline)):
+        raise InvalidInputError("tensor_parallel and pipeline_parallel disagree with parallelism",
+                                "workload.parallelism")
+    return given.parallelism
 
 
 def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -> float:

@@ -12,6 +12,7 @@ from .catalog import Card
 from .errors import InvalidInputError
 from .inputs import Notes, Workload
 from .model import ModelSpec
+from .plan import Parallelism
 from .units import GB, GIB
 
 
@@ -24,9 +25,14 @@ class Component:
 
 @dataclass(frozen=True)
 class MemoryBreakdown:
-    """Bytes by component; everything but the per-card runtime overhead splits over cards."""
+    """Bytes by component, for the whole job; `per_card` says how a plan splits them.
+
+    `activations_bytes` is one card's stored activations at the tensor degree the breakdown was
+    made for (`tensor`); tensor parallelism with sequence parallelism divides them further.
+    """
 
     weights_bytes: int
+    expert_weights_bytes: int
     training_state_bytes: int
     model_state_bytes: int
     kv_cache_bytes: int | None
@@ -40,26 +46,85 @@ class MemoryBreakdown:
     bytes_per_param_high: float
     components: tuple[Component, ...]
     plan: "TrainingPlan | None" = None
+    tensor: int = 1
+    layers: int | None = None
+    kv_share_per_tensor: tuple[int, int] | None = None  # (heads a card keeps at t, heads) or None
 
-    @property
-    def shardable_bytes(self) -> int:
-        return self.total_bytes - self.runtime_overhead_bytes
+    def stage_share(self, pipeline: int) -> float:
+        """The share of the layers the busiest of `pipeline` stages holds: ceil(L/p)/L."""
+        if pipeline <= 1:
+            return 1.0
+        if not self.layers:
+            return 1 / pipeline
+        return math.ceil(self.layers / pipeline) / self.layers
 
-    def model_state_bytes_per_card(self, cards: int) -> int:
-        """Weights (and training state) one card holds on `cards` cards, in bytes."""
+    def kv_tensor_share(self, tensor: int) -> float:
+        """The share of one sequence's KV cache each of `tensor` cards keeps: KV heads divide
+        over the cards until there are fewer heads than cards, then each card keeps one
+        (engines replicate them); a latent cache (MLA) is kept whole on every card."""
+        if tensor <= 1:
+            return 1.0
+        if self.kv_share_per_tensor is None:
+            return 1 / tensor
+        _, heads = self.kv_share_per_tensor
+        if heads == 0:
+            return 1.0
+        return math.ceil(heads / tensor) / heads
+
+    def weights_bytes_per_card(self, par: Parallelism) -> int:
+        """Stored weights on the busiest card: dense weights over tensor x pipeline, experts over
+        tensor x expert x pipeline."""
+        share = self.stage_share(par.pipeline)
+        dense = self.weights_bytes - self.expert_weights_bytes
+        return (math.ceil(dense * share / par.tensor)
+                + math.ceil(self.expert_weights_bytes * share / (par.tensor * par.expert)))
+
+    def kv_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
+        """KV cache on the busiest card when one copy of the model serves `sequences`: each of
+        the `expert` attention groups keeps its share of the sequences."""
+        if not self.kv_cache_bytes_per_sequence:
+            return 0
+        per_group = math.ceil(sequences / par.expert)
+        return math.ceil(per_group * self.kv_cache_bytes_per_sequence
+                         * self.stage_share(par.pipeline) * self.kv_tensor_share(par.tensor))
+
+    def serving_need_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
+        """Weights, KV cache for `sequences` per copy, and the runtime, on the busiest card."""
+        return (self.weights_bytes_per_card(par) + self.kv_bytes_per_card(par, sequences)
+                + self.runtime_overhead_bytes)
+
+    def max_sequences(self, par: Parallelism, usable: int) -> int | None:
+        """The most sequences of this context one copy holds (None without a KV shape): one more
+        would not fit on its busiest card."""
+        if not self.kv_cache_bytes_per_sequence:
+            return None
+        room = usable - self.weights_bytes_per_card(par) - self.runtime_overhead_bytes
+        if room < 0:
+            return 0
+        per_card = (self.kv_cache_bytes_per_sequence * self.stage_share(par.pipeline)
+                    * self.kv_tensor_share(par.tensor))
+        guess = int(room // per_card) * par.expert if per_card else 0
+        while guess > 0 and self.kv_bytes_per_card(par, guess) > room:
+            guess -= 1
+        while self.kv_bytes_per_card(par, guess + 1) <= room:
+            guess += 1
+        return guess
+
+    def activations_per_card(self, tensor: int) -> int:
+        """Stored activations on one card at tensor degree `tensor` (sequence parallel)."""
+        if not self.activations_bytes:
+            return 0
+        return math.ceil(self.activations_bytes * self.tensor / tensor)
+
+    def model_state_bytes_per_card(self, par: Parallelism) -> int:
+        """Weights (and training state) one card holds under the plan, in bytes."""
         if self.plan is None:
-            return math.ceil(self.model_state_bytes / cards)
-        return self.plan.states_per_card(cards)
+            return self.weights_bytes_per_card(par)
+        return self.plan.states_per_card(par)
 
-    def need_bytes_per_card(self, cards: int) -> int:
-        """What one card must hold when the job runs on `cards` cards, in bytes.
-
-        Inference: weights and KV cache split evenly, plus the card's runtime overhead.
-        Training: the plan's model states, this card's activations, and the overhead.
-        """
-        if self.plan is None:
-            return math.ceil(self.shardable_bytes / cards) + self.runtime_overhead_bytes
-        return (self.plan.states_per_card(cards) + (self.activations_bytes or 0)
+    def training_need_bytes_per_card(self, par: Parallelism) -> int:
+        """The plan's model states, this card's activations, and the runtime."""
+        return (self.model_state_bytes_per_card(par) + self.activations_per_card(par.tensor)
                 + self.runtime_overhead_bytes)
 
 
@@ -90,23 +155,22 @@ class TrainingPlan:
     params: int
     largest_layer_params: int
     stage: int | None
-    parallel: tr.Parallelism
     optimizer: tr.Optimizer
     mixed_precision: bool
     frozen_bytes: int  # LoRA: the frozen base; else 0
     adapter_bytes: int  # LoRA: adapters with their gradients and optimizer state
     guide_bytes_per_param: float
 
-    def states_per_card(self, cards: int) -> int:
-        """Model state bytes one card holds when training runs on `cards` cards."""
+    def states_per_card(self, par: Parallelism) -> int:
+        """Model state bytes one card holds under the plan `par`."""
         if self.frozen_bytes or self.adapter_bytes:
             sharded = self.stage is None or self.stage == 3
-            divisor = self.parallel.model_parallel * (self.parallel.data_parallel(cards) if sharded else 1)
+            divisor = par.model_parallel * (par.expert * par.data if sharded else 1)
             return math.ceil(self.frozen_bytes / divisor) + self.adapter_bytes
         if self.stage is None:
-            return tr.guide_states_per_card(self.params, self.guide_bytes_per_param, cards)
-        return tr.deepspeed_states_per_card(self.params, self.largest_layer_params, cards, self.stage,
-                                            self.parallel, self.optimizer, self.mixed_precision)
+            return tr.guide_states_per_card(self.params, self.guide_bytes_per_param, par.cards)
+        return tr.deepspeed_states_per_card(self.params, self.largest_layer_params, self.stage, par,
+                                            self.optimizer, self.mixed_precision)
 
 
 def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
@@ -130,7 +194,7 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
                  f"DeepSpeed's accounting for ZeRO stage {workload.zero_stage} over the data-parallel cards")
     high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
-                        workload.parallel, workload.optimizer, not fp32, 0, 0, typical)
+                        workload.optimizer, not fp32, 0, 0, typical)
     return components, typical, high, plan
 
 
@@ -158,12 +222,13 @@ def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
     low = typical if low_extra is None else base / model.params + low_extra
     high = typical if high_extra is None else base / model.params + high_extra
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
-                        workload.parallel, workload.optimizer, True, base, adapter_bytes, typical)
+                        workload.optimizer, True, base, adapter_bytes, typical)
     return components, low, high, plan
 
 
-def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> MemoryBreakdown:
-    """Weights, training state, KV cache, activations and runtime overhead, in bytes."""
+def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor: int = 1) -> MemoryBreakdown:
+    """Weights, training state, KV cache, activations (per card at tensor degree `tensor`) and
+    runtime overhead, in bytes."""
     plan = None
     if workload.training:
         build = _adapter_components if workload.adapters else _full_components
@@ -183,16 +248,18 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> Memo
             components.append(Component("KV cache", kv, f"{workload.batch_size} x "
                                         f"{workload.context_tokens} tokens, {workload.kv_precision.name}"))
     else:
-        activations = _training_activations(model, workload, notes)
+        activations = _training_activations(model, workload, tensor, notes)
         if activations is not None:
             components.append(Component("activations (per card)", activations,
                                         f"Korthikanti et al. 2022, recompute {workload.recompute}, "
                                         f"{workload.batch_size} x {workload.context_tokens} tokens, "
-                                        f"tensor parallel {workload.parallel.tensor}"))
+                                        f"tensor parallel {tensor}"))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
     components.append(Component("runtime overhead", overhead, "per card"))
     return MemoryBreakdown(
         weights_bytes=weights_total,
+        expert_weights_bytes=weights.expert_weights_bytes(model, workload.precision)
+        if not workload.training else 0,
         training_state_bytes=state,
         model_state_bytes=weights_total + state,
         kv_cache_bytes=kv,
@@ -206,7 +273,19 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes) -> Memo
         bytes_per_param_high=high,
         components=tuple(components),
         plan=plan,
+        tensor=tensor,
+        layers=model.layers,
+        kv_share_per_tensor=_kv_heads(model),
     )
+
+
+def _kv_heads(model: ModelSpec) -> tuple[int, int] | None:
+    """What splits a sequence's KV cache over tensor-parallel cards: its KV heads, or nothing
+    for a latent cache (MLA), which every card keeps whole."""
+    if model.attention == "mla":
+        return (1, 0)
+    heads = model.resolved_kv_heads
+    return None if not heads else (heads, heads)
 
 
 def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
@@ -238,7 +317,7 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
     return per_token, per_sequence, per_sequence * workload.batch_size
 
 
-def _training_activations(model: ModelSpec, workload: Workload, notes: Notes) -> int | None:
+def _training_activations(model: ModelSpec, workload: Workload, tensor: int, notes: Notes) -> int | None:
     if not (model.layers and model.hidden_size):
         notes.warn("activations not counted: the model gives no layers and hidden_size; the "
                    "guide adds about 15 % on top of model state (7B: 112 GB -> 130 GB+)")
@@ -249,8 +328,8 @@ def _training_activations(model: ModelSpec, workload: Workload, notes: Notes) ->
     shape = tr.BlockShape(model.hidden_size, model.attention_heads, kv_dim,
                           model.intermediate_size, model.experts_per_token or 1)
     activations = tr.activation_bytes(shape, model.layers, workload.context_tokens,
-                                      workload.batch_size, model.vocab_size,
-                                      workload.parallel.tensor, workload.recompute)
+                                      workload.batch_size, model.vocab_size, tensor,
+                                      workload.recompute)
     return activations * (2 if workload.precision.name == "fp32" else 1)
 
 

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
+from .capacity import Target, capacity_for
+from .estimate import cards_needed, place_serving, place_training
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
-from .memory_answer import MemoryBreakdown, fit_answer, memory_breakdown
 from .model import ModelSpec
 from .serving import throughput_answer
-from .training_time import cluster_for, training_answer
 from .units import GB
 
 CONSUMER_MAX_HOURS = 8  # guide 1.1: "a few hours a day"
@@ -77,12 +77,15 @@ def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
 
 def recommend(
     model: ModelSpec, workload: WorkloadInput, constraints: Constraints, catalog: Catalog,
-    prices: dict[str, Price],
+    prices: dict[str, Price], target: Target | None = None,
 ) -> Recommendation:
     """Line by constraints (escalating when no tier of it holds the model), then the fastest
-    tier that fits within the power and budget, or the best per unit of cost with prices."""
+    tier that fits within the power and budget, or the best per unit of cost with prices. With
+    a serving target, each tier is sized to meet it and the fewest cards (or the least cost)
+    win."""
     resolved = resolve_workload(workload, Notes())
-    breakdown = memory_breakdown(model, resolved, Notes())  # the same on every card
+    if target is not None and resolved.training:
+        raise InvalidInputError("a serving target needs an inference workload", "target")
     tiers = [c for c in catalog.cards if c.kind == "tier"]
     excluded = line_exclusions(constraints)
     allowed = [line for line in LINES if line not in excluded]
@@ -93,14 +96,15 @@ def recommend(
     evaluated: list[Candidate] = []
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
-        if _pcie_cluster(breakdown, resolved, line_tiers, constraints):
+        if _pcie_cluster(model, resolved, line_tiers, constraints):
             reasons.append((f"{line}: a training job that needs several of its largest cards needs a "
                             "fast interconnect, and this line talks over PCIe (guide 6.4: never save "
                             "10 % on the interconnect, it costs 30 %+ of training efficiency)",
                             f"{line}：多卡训练需要高速互联，这一档只走通用总线（别为省 10% 选低一档"
                             "互联，训练效率损失 30% 起步）"))
             continue
-        candidates = tuple(_candidate(model, resolved, breakdown, card, constraints, prices)
+        candidates = tuple(_candidate(model, resolved, card, constraints, prices) if target is None
+                           else _for_target(model, resolved, card, constraints, prices, target)
                            for card in line_tiers)
         evaluated.extend(candidates)
         fitting = [c for c in candidates if c.fits]
@@ -111,6 +115,10 @@ def recommend(
             en, zh = _reasons(line, reasons, choice, ranked_by)
             return Recommendation(line, _excluded_en(excluded), choice, tuple(evaluated), examples,
                                   ranked_by, en, zh)
+        if target is not None:
+            reasons.append((f"{line}: no tier meets the target within the power limit",
+                            f"{line}：在功耗限制内没有档位达到服务目标"))
+            continue
         limit = _max_cards(line, constraints, resolved)
         reasons.append((f"{line}: no tier holds the model within {limit} card(s) and the power limit",
                         f"{line}：在 {limit} 张卡和功耗限制内没有档位放得下"))
@@ -123,15 +131,13 @@ def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
     return tuple((line, en) for line, (en, _) in excluded.items())
 
 
-def _pcie_cluster(breakdown: MemoryBreakdown, workload: Workload, line_tiers: list[Card],
-                  c: Constraints) -> bool:
+def _pcie_cluster(model: ModelSpec, workload: Workload, line_tiers: list[Card], c: Constraints) -> bool:
     """A splittable training job that needs more than one of the line's largest PCIe card."""
     largest = max(line_tiers, key=lambda card: card.memory_bytes)
     if not (workload.training and c.splittable and largest.interconnect == "pcie"):
         return False
-    notes = Notes()
-    fit = fit_answer(breakdown, workload, largest, None, notes)
-    return fit.cards_needed is None or fit.cards_needed > 1
+    needed, _ = cards_needed(model, workload, largest)
+    return needed is None or needed > 1
 
 
 def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
@@ -142,49 +148,85 @@ def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
     return MAX_CARDS[line]
 
 
-def _candidate(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-               c: Constraints, prices: dict[str, Price]) -> Candidate:
+def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
+               prices: dict[str, Price]) -> Candidate:
     notes = Notes()
     figure = "training_tokens_per_s" if workload.training else (
         "total_tokens_per_s" if workload.batch_size > 1 else "decode_tokens_per_s_expected")
     if workload.training and card.tier in INFERENCE_ONLY_TIERS:
         return Candidate(card, None, False, figure, None, None, None,
                          f"{card.id} is an inference card: no half-precision training rate")
-    fit = fit_answer(breakdown, workload, card, None, notes)
     limit = _max_cards(card.line, c, workload)
-    count = fit.cards_needed
+    count, usable = cards_needed(model, workload, card)
     if count is None or count > limit:
-        need = breakdown.need_bytes_per_card(limit) / GB
+        need = _job(model, workload, card, limit, notes).fit.need_bytes_per_card / GB
         return Candidate(card, count, False, figure, None, None, None,
-                         f"on {limit} card(s) each needs {need:.1f} GB, {fit.usable_bytes_per_card / GB:.1f} GB "
+                         f"on {limit} card(s) each needs {need:.1f} GB, {usable / GB:.1f} GB "
                          f"usable; {count or 'no number of'} cards would hold it")
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
-    value = _figure(model, workload, breakdown, card, fit, count, notes, figure)
+    job = _job(model, workload, card, count, notes)
+    value = _figure(model, workload, job, notes, figure)
     price = prices.get(card.id)
     total = None if price is None else price.amount * count
     if c.budget is not None and total is not None and total > c.budget:
         return Candidate(card, count, False, figure, value, total, None,
                          f"{count} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
-    need = breakdown.need_bytes_per_card(count) / GB
+    need = job.fit.need_bytes_per_card / GB
     return Candidate(card, count, True, figure, value, total,
                      None if total is None else value / total,
-                     f"{count} x {card.id} hold it ({need:.1f} GB of {fit.usable_bytes_per_card / GB:.1f} GB "
+                     f"{count} x {card.id} hold it ({need:.1f} GB of {usable / GB:.1f} GB "
                      f"usable each); {figure} {value:,.1f}")
 
 
-def _figure(model, workload, breakdown, card, fit, count, notes, figure) -> float:
+def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
+                prices: dict[str, Price], target: Target) -> Candidate:
+    """The tier sized for a serving target: the cards (over as many machines as it takes) on
+    the engine's best plan; a model that must not be split may only be copied, one card each."""
+    figure = "cards_for_target"
+    if c.power_w is not None and card.power_w > c.power_w:
+        return Candidate(card, None, False, figure, None, None, None,
+                         f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
+    answer = capacity_for(model, workload, HardwareInput(card), target, Notes())
+    if not answer.meets_target:
+        return Candidate(card, None, False, figure, None, None, None, answer.reason)
+    group = answer.parallelism.tensor * answer.parallelism.pipeline * answer.parallelism.expert
+    if c.splittable is False and group > 1:
+        return Candidate(card, answer.cards, False, figure, None, None, None,
+                         f"the target needs the model split over {group} cards, and it must not be")
+    price = prices.get(card.id)
+    total = None if price is None else price.amount * answer.cards
+    if c.budget is not None and total is not None and total > c.budget:
+        return Candidate(card, answer.cards, False, figure, answer.cards, total, None,
+                         f"{answer.cards} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
+    return Candidate(card, answer.cards, True, figure, answer.cards, total,
+                     None if total is None else 1 / total,
+                     f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
+
+
+def _job(model, workload: Workload, card: Card, count: int, notes: Notes):
+    hardware = HardwareInput(card, count)
     if workload.training:
-        place = cluster_for(card, HardwareInput(card, count), notes)
-        answer = training_answer(model, workload, card, count, place, notes)
-        return (count * answer.peak_flops_per_s * workload.mfu * answer.scaling_efficiency
+        return place_training(model, workload, hardware, notes)
+    return place_serving(model, workload, hardware, notes)
+
+
+def _figure(model, workload, job, notes, figure) -> float:
+    if workload.training:
+        answer = job.answer
+        return (answer.cards * answer.peak_flops_per_s * workload.mfu * answer.scaling_efficiency
                 / (answer.flops_per_param_token * model.params_per_token))
-    speed = throughput_answer(model, workload, breakdown, card, fit, count, notes)
+    speed = throughput_answer(model, workload, job.breakdown, job.placement, job.setup, notes, curve=False)
     return speed.total_tokens_per_s if figure == "total_tokens_per_s" else speed.decode_tokens_per_s_expected
 
 
 def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
+    if fitting[0].figure == "cards_for_target":
+        priced = [c for c in fitting if c.price_total is not None]
+        if priced and len(priced) == len(fitting):
+            return min(priced, key=lambda c: c.price_total), "cost for the target"
+        return min(fitting, key=lambda c: (c.value, c.card.power_w)), "fewest cards for the target"
     priced = [c for c in fitting if c.value_per_cost is not None]
     if priced and len(priced) == len(fitting):
         return max(priced, key=lambda c: c.value_per_cost), f"{fitting[0].figure} per unit of cost"
@@ -193,11 +235,13 @@ def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
 
 def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[str, ...]]:
     card = choice.card
+    met = "meets the target" if choice.figure == "cards_for_target" else "memory fits"
+    met_zh = "满足服务目标" if choice.figure == "cards_for_target" else "显存放得下"
     en = [f"product line {line}: the lowest line the constraints allow", *(r[0] for r in reasons),
-          f"{choice.count} x {card.id}: memory fits, and it is the best by {ranked_by} "
+          f"{choice.count} x {card.id}: {met}, and it is the best by {ranked_by} "
           f"({choice.value:,.1f})"]
     zh = [f"产品线 {line}：约束条件允许的最低一档", *(r[1] for r in reasons),
-          f"{choice.count} 张 {card.id}：显存放得下，且按 {ranked_by} 最优（{choice.value:,.1f}）"]
+          f"{choice.count} 张 {card.id}：{met_zh}，且按 {ranked_by} 最优（{choice.value:,.1f}）"]
     return tuple(en), tuple(zh)
 
 

@@ -1,26 +1,37 @@
-"""Serving: decode on the roofline with an engine's efficiency range, the batched-decode curve,
-prefill and time to first token."""
+"""Serving: decode speed per stream and in total on the plan's cards, priced on the links the plan
+crosses; the batched-decode curve; prefill and time to first token; and the capacity of a
+continuously batched engine at full load, prefill and decode sharing the cards."""
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import throughput as t
 from . import weights
 from .catalog import Card, measured_bandwidth_fraction, measured_compute_fraction
-from .engines import ENGINES
+from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
+from .engines import ENGINES, Engine
 from .inputs import Notes, Workload, compute_flops
-from .memory_answer import FitAnswer, MemoryBreakdown
+from .links import Link
+from .memory_answer import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
+from .placement import Placement
+from .plan import Parallelism
 from .units import BILLION
 
-# The guide: several cards over a dedicated interconnect keep 70 % of the ideal, over PCIe
-# 50 %, against 60 % on one card; the same ratios scale an engine's single-card figure.
-MULTI_CARD_FACTOR = {
-    "dedicated": d.DECODE_EFFICIENCY_DEDICATED.value / d.DECODE_EFFICIENCY_SINGLE.value,
-    "pcie": d.DECODE_EFFICIENCY_PCIE.value / d.DECODE_EFFICIENCY_SINGLE.value,
-}
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+# Under load a prompt is prefilled in chunks between decode steps: TensorRT-LLM's default token
+# budget per step (max_num_tokens) is 8192; each chunk waits for one step of the running batch.
+PREFILL_CHUNK_TOKENS = 8192
+# Fixed costs (the engine's per-layer cost, link latencies, collectives) rest on few published
+# runs: the ranges take them at 1.5x and 0.67x.
+OVERHEAD_RANGE = (1.5, 1.0, 1 / 1.5)
+# The guide's multi-card rule: several cards keep 70 % of the summed bandwidth over a dedicated
+# link and 50 % over PCIe; one card 60 %.
+GUIDE_EFFICIENCY = {"single": d.DECODE_EFFICIENCY_SINGLE.value,
+                    "dedicated": d.DECODE_EFFICIENCY_DEDICATED.value,
+                    "pcie": d.DECODE_EFFICIENCY_PCIE.value}
 
 
 @dataclass(frozen=True)
@@ -45,8 +56,22 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class DecodeStep:
+    """One decode step of the asked batch on one copy, by part, in seconds."""
+
+    sequences: int
+    memory_s: float
+    compute_s: float
+    engine_s: float
+    tensor_comm_s: float
+    expert_comm_s: float
+    pipeline_comm_s: float
+    step_s: float
+
+
+@dataclass(frozen=True)
 class ThroughputAnswer:
-    """Decode and prefill on `cards` cards (tensor parallel): roofline, tokens/s, ranges."""
+    """Decode and prefill on the plan's cards: roofline, tokens/s, ranges, and full-load capacity."""
 
     cards: int
     batch_size: int
@@ -67,17 +92,47 @@ class ThroughputAnswer:
     decode_tokens_per_s_achievable: float
     decode_tokens_per_s_expected: float
     decode_tokens_per_s_range: Range
+    decode_tokens_per_s_guide: float
+    total_tokens_per_s_guide: float
     total_tokens_per_s_ceiling: float
     total_tokens_per_s: float
     total_tokens_per_s_range: Range
     max_concurrent_sequences: int | None
+    link: str | None
+    link_bytes_per_s: float | None
+    link_latency_s: float | None
+    decode_step: DecodeStep
     prompt_tokens: int
     prefill_flops: float
     prefill_bound: str
     time_to_first_token_s: float
     time_to_first_token_s_range: Range
     prefill_tokens_per_s: float
+    output_tokens: int
+    max_total_tokens_per_s: float | None
+    max_total_tokens_per_s_range: Range | None
+    max_total_tokens_per_s_ceiling: float | None
+    capacity_batch_size: int | None
+    capacity_time_to_first_token_s: float | None
+    time_per_output_token_s: float | None
+    capacity_bound: str | None
     decode_curve: tuple[CurvePoint, ...]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a plan's speed depends on besides the batch: one copy's deployments at the low,
+    typical and high ends of the engine's range, the ideal roofline, and the copies."""
+
+    typical: Deployment
+    low: Deployment
+    high: Deployment
+    ideal: Deployment
+    copies: int
+
+    @property
+    def engine(self) -> Engine:
+        return self.typical.engine
 
 
 def achievable_fraction(card: Card, notes: Notes) -> float:
@@ -93,94 +148,149 @@ def achievable_fraction(card: Card, notes: Notes) -> float:
     return fraction
 
 
-def decode_efficiency_range(card: Card, cards: int, workload: Workload, notes: Notes,
-                            ceiling_fraction: float = 1.0) -> Range:
-    """The engine's share of the ceiling (the guide's when none is named), scaled for several
-    cards by the guide's dedicated-interconnect or PCIe ratio, never above what the memory
-    itself reaches (`ceiling_fraction`); a given efficiency is exact."""
-    if workload.decode_efficiency is not None:
-        e = workload.decode_efficiency
-        return Range(e, e, e)
+def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+          par: Parallelism, per_machine: int, inside: Link, between: Link, notes: Notes) -> Setup:
+    """The deployments of one copy of `par` (its replicas are the copies)."""
     engine = ENGINES[workload.engine]
-    why = engine.why
-    factor = 1.0 if cards == 1 else MULTI_CARD_FACTOR[card.interconnect]
-    scaled = Range(*(min(ceiling_fraction, x * factor) for x in (engine.low, engine.typical, engine.high)))
-    where = "one card" if cards == 1 else f"{cards} cards over {card.interconnect}"
-    notes.assume("decode_efficiency", round(scaled.typical, 4),
-                 f"{why}; {where}; range {scaled.low:.2f}-{scaled.high:.2f}")
-    return scaled
-
-
-def _roof(model, workload, breakdown, card, cards, batch, peak, notes=None):
-    read = (weights.decode_read_bytes(model, workload.precision, batch) if notes is None
-            else _weights_read_bytes(model, workload, batch, notes))
-    return t.decode_roofline(
-        bandwidth_bytes_per_s=cards * card.bandwidth_bytes_per_s, peak_flops=peak,
-        weights_read_bytes=read, kv_bytes_per_sequence=breakdown.kv_cache_bytes_per_sequence or 0,
-        batch_size=batch, flops_per_token=t.decode_flops_per_token(model.params_per_token)), read
-
-
-def throughput_answer(
-    model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card, fit: FitAnswer,
-    cards: int, notes: Notes, curve: bool = True,
-) -> ThroughputAnswer:
-    """Tensor-parallel decode and prefill over `cards`: bandwidths and peaks add."""
-    peak = cards * compute_flops(card, workload.precision.compute_keys, notes, "compute")
-    roof, read = _roof(model, workload, breakdown, card, cards, workload.batch_size, peak, notes)
+    group = replace(par, data=1, replicas=1)
+    peak = compute_flops(card, workload.precision.compute_keys, notes, "compute")
     fraction = achievable_fraction(card, notes)
-    eff = decode_efficiency_range(card, cards, workload, notes, fraction)
-    overhead = step_overhead_s(model, workload, notes)
-    total = _scale(roof.total_tokens_per_s_ceiling, workload.batch_size, eff, overhead)
-    per_stream = Range(*(x / workload.batch_size for x in (total.low, total.typical, total.high)))
-    prefill = _prefill(model, workload, peak, cards * card.bandwidth_bytes_per_s, read, notes,
-                       _compute_fraction(card, workload, notes))
-    concurrency = fit.max_concurrent_sequences if cards == fit.count else None
-    return ThroughputAnswer(
-        cards=cards, batch_size=workload.batch_size,
-        engine=workload.engine or "guide",
-        compute_precision=_compute_key(card, workload),
-        peak_flops_per_s=peak, bandwidth_bytes_per_s=cards * card.bandwidth_bytes_per_s,
-        ridge_flops_per_byte=roof.ridge_flops_per_byte,
-        arithmetic_intensity_flops_per_byte=roof.intensity_flops_per_byte,
-        attainable_flops_per_s=roof.attainable_flops_per_s, bound=roof.bound,
-        bytes_per_step=roof.step_bytes, weights_read_bytes_per_step=read,
-        flops_per_token=t.decode_flops_per_token(model.params_per_token),
-        decode_efficiency=eff.typical,
-        achievable_bandwidth_fraction=fraction,
-        decode_tokens_per_s_ceiling=roof.total_tokens_per_s_ceiling / workload.batch_size,
-        decode_tokens_per_s_achievable=fraction * roof.total_tokens_per_s_ceiling / workload.batch_size,
-        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
-        total_tokens_per_s_ceiling=roof.total_tokens_per_s_ceiling,
-        total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
-        max_concurrent_sequences=concurrency,
-        decode_curve=_curve(model, workload, breakdown, card, cards, peak, eff.typical, overhead,
-                            concurrency) if curve else (),
-        **prefill,
+    efficiency = _efficiency_range(workload, engine, card, fraction, notes)
+    measured = _compute_fraction(card, workload, notes)
+    compute = Range(*(min(e, measured) for e in (engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE)))
+    priced = workload.decode_efficiency is None
+    base = Deployment(model, workload.precision, breakdown, card, engine, group, per_machine,
+                      inside, between, peak, compute.typical, efficiency.typical, priced=priced)
+    if priced:
+        _fixed_cost_notes(model, engine, group, inside, between, per_machine, notes)
+    scales = OVERHEAD_RANGE
+    return Setup(
+        typical=base,
+        low=replace(base, bandwidth_efficiency=efficiency.low, compute_fraction=compute.low,
+                    overhead_scale=scales[0]),
+        high=replace(base, bandwidth_efficiency=efficiency.high, compute_fraction=compute.high,
+                     overhead_scale=scales[2]),
+        ideal=replace(base, ideal=True),
+        copies=par.replicas * par.data,
     )
 
 
-def step_overhead_s(model: ModelSpec, workload: Workload, notes: Notes) -> float:
-    """The engine's fixed cost of one decode step: its per-layer cost x the layers (0 when the
-    layers are unknown or the efficiency was given)."""
-    if workload.decode_efficiency is not None or not model.layers:
-        return 0.0
-    per_layer = ENGINES[workload.engine].layer_overhead_s
-    if per_layer:
-        notes.assume("step_overhead_s", round(per_layer * model.layers, 6),
-                     f"{per_layer * 1e6:g} us per layer and decode step (kernel launches and "
-                     "synchronisation), calibrated on published runs")
-    return per_layer * model.layers
+def throughput_answer(
+    model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
+    s: Setup, notes: Notes, curve: bool = True,
+) -> ThroughputAnswer:
+    """Decode, prefill and capacity of the plan in `placement`, priced by `s`."""
+    batch = workload.batch_size
+    per_copy = math.ceil(batch / s.copies)
+    context = workload.context_tokens
+    typical = decode_step(s.typical, per_copy, context)
+    ideal = decode_step(s.ideal, per_copy, context)
+    speeds = Range(*(per_copy / decode_step(dep, per_copy, context).step_s
+                     for dep in (s.low, s.typical, s.high)))
+    per_stream = Range(*(x / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    total = Range(*(x * batch / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    ceiling_total = batch / ideal.step_s
+    group = s.typical.group
+    width = group.tensor * group.expert  # the cards a token's step reads from at once
+    peak, bandwidth = width * s.typical.peak_flops, width * workload_bandwidth(s.typical)
+    step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
+    intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
+    prefill = _prefill(model, workload, s, notes)
+    capacity = serving_capacity(model, workload, s, placement, notes)
+    concurrency = placement.max_concurrent_sequences
+    link = _link_crossed(s.typical)
+    return ThroughputAnswer(
+        cards=placement.parallelism.cards, batch_size=batch,
+        engine=workload.engine or "guide",
+        compute_precision=_compute_key(s.typical.card, workload),
+        peak_flops_per_s=peak, bandwidth_bytes_per_s=bandwidth,
+        ridge_flops_per_byte=t.ridge_flops_per_byte(s.typical.peak_flops, workload_bandwidth(s.typical)),
+        arithmetic_intensity_flops_per_byte=intensity,
+        attainable_flops_per_s=t.attainable_flops(peak, bandwidth, intensity), bound=typical.bound,
+        bytes_per_step=step_bytes * width * group.pipeline,
+        weights_read_bytes_per_step=typical.weights_read_bytes_per_card * width * group.pipeline,
+        flops_per_token=t.decode_flops_per_token(model.params_per_token),
+        decode_efficiency=s.typical.bandwidth_efficiency,
+        achievable_bandwidth_fraction=achievable_fraction(s.typical.card, notes),
+        decode_tokens_per_s_ceiling=1 / ideal.step_s,
+        decode_tokens_per_s_achievable=achievable_fraction(s.typical.card, notes) / ideal.step_s,
+        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
+        decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
+        total_tokens_per_s_guide=_guide_rule(model, workload, s, batch),
+        total_tokens_per_s_ceiling=ceiling_total,
+        total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
+        max_concurrent_sequences=concurrency,
+        link=None if link is None else link.name,
+        link_bytes_per_s=None if link is None else link.bytes_per_s,
+        link_latency_s=None if link is None else link.latency_s,
+        decode_step=DecodeStep(per_copy, typical.memory_s, typical.compute_s, typical.engine_s,
+                               typical.tensor_comm_s, typical.expert_comm_s,
+                               typical.pipeline_comm_s, typical.step_s),
+        **prefill,
+        output_tokens=workload.output_tokens or 1,
+        **capacity,
+        decode_curve=_curve(s, batch, context, concurrency) if curve else (),
+    )
 
 
-def expected_total(ceiling_total: float, batch: int, efficiency: float, overhead_s: float) -> float:
-    """Total tokens/s: the batch over the step time, which is the bandwidth-bound time at the
-    engine's efficiency plus its fixed cost per step."""
-    return batch / (batch / (ceiling_total * efficiency) + overhead_s)
+def workload_bandwidth(dep: Deployment) -> float:
+    return dep.card.bandwidth_bytes_per_s
 
 
-def _scale(ceiling_total: float, batch: int, eff: Range, overhead_s: float) -> Range:
-    return Range(*(expected_total(ceiling_total, batch, e, overhead_s)
-                   for e in (eff.low, eff.typical, eff.high)))
+def _link_crossed(dep: Deployment) -> Link | None:
+    par = dep.group
+    if par.group <= 1:
+        return None
+    return dep.inside if par.group <= dep.per_machine else dep.between
+
+
+def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fraction: float,
+                      notes: Notes) -> Range:
+    """The engine's share of the bandwidth (the guide's when none is named), never above what the
+    memory itself reaches; a given efficiency is exact."""
+    precision = workload.precision
+    if workload.decode_efficiency is not None:
+        e = workload.decode_efficiency
+        notes.assume("decode_efficiency", e, "given: the step is the roofline at this share of "
+                     "the bandwidth, with no fixed costs added")
+        return Range(e, e, e)
+    shares, why = (engine.low, engine.typical, engine.high), engine.why
+    if engine.hbm_efficiency is not None and (card.memory_type or "").upper().startswith("HBM"):
+        shares, why = engine.hbm_efficiency, f"{why}; on HBM its batch-1 kernels reach less"
+    factor = engine.quantized_factor if precision.bits_per_value < 16 else 1.0
+    if factor != 1.0:
+        why += f"; x{factor:g} on quantised weights (its dequantising kernels)"
+    scaled = Range(*(min(ceiling_fraction, x * factor) for x in shares))
+    notes.assume("decode_efficiency", round(scaled.typical, 4), f"{why}; range {scaled.low:.2f}-{scaled.high:.2f}")
+    return scaled
+
+
+def _fixed_cost_notes(model, engine: Engine, group: Parallelism, inside: Link, between: Link,
+                      per_machine: int, notes: Notes) -> None:
+    if model.layers and (engine.layer_overhead_s or engine.moe_layer_overhead_s):
+        layers = model.layers
+        moe = model.resolved_moe_layers
+        total = layers * engine.layer_overhead_s + moe * engine.moe_layer_overhead_s
+        notes.assume("step_overhead_s", round(total, 6),
+                     f"{engine.layer_overhead_s * 1e6:g} us per layer"
+                     + (f" and {engine.moe_layer_overhead_s * 1e6:g} us more per MoE layer"
+                        if moe and engine.moe_layer_overhead_s else "")
+                     + " and decode step (kernel launches and synchronisation)"
+                     + (f", fitted on published runs ({engine.fitted})" if engine.fitted else
+                        ", assumed (no published runs calibrate it); the range takes 0.67-1.5x"))
+    if group.tensor > 1:
+        link = inside if group.tensor <= per_machine else between
+        notes.assume("tensor_collectives_per_layer", engine.syncs_per_layer,
+                     f"each layer all-reduces its hidden states {engine.syncs_per_layer} times over "
+                     f"{link.name} ({link.latency_s * 1e6:g} us each, plus "
+                     f"{engine.collective_s * 1e6:g} us of the engine's own)")
+    if group.expert > 1:
+        notes.assume("expert_collectives_per_layer", 2,
+                     "each MoE layer sends tokens to their experts' cards and back (all-to-all)")
+    if group.pipeline > 1:
+        notes.assume("pipeline_hop_s", round(engine.hop_s + inside.latency_s, 6),
+                     "each stage hands its hidden states to the next: the link's latency plus the "
+                     f"engine's {engine.hop_s * 1e6:g} us")
 
 
 def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
@@ -196,39 +306,143 @@ def _measured_on(card: Card) -> str:
     return f"measured on {card.id}: {card.measured_source}"
 
 
-def _prefill(model: ModelSpec, workload: Workload, peak: float, bandwidth: float, read: int,
-             notes: Notes, compute_fraction: float = 1.0) -> dict:
-    """Prefill of one prompt: 2 x active params x tokens plus causal attention, compute-bound
-    at 60-70 % of peak (never above what a large matmul reaches on the card), and never faster
-    than reading the weights once."""
+def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> float:
+    """The guide's figure in tokens/s for `batch` streams on one copy: the summed bandwidth of its
+    cards over the bytes a step reads (the weights once, the KV cache per stream), at 60 % on one
+    card, 70 % over a dedicated link, 50 % over PCIe."""
+    group = s.typical.group
+    read = weights.decode_read_bytes(model, workload.precision, batch)
+    kv = s.ideal.breakdown.kv_cache_bytes_per_sequence or 0
+    key = "single" if group.group == 1 else s.typical.card.interconnect
+    return GUIDE_EFFICIENCY[key] * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
+
+
+def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> dict:
+    """Prefill of one prompt on one copy: 2 x active params x tokens plus causal attention, at
+    60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
+    than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
     prompt = workload.prompt_tokens
-    attention = 0.0
-    if model.layers and model.attention_heads and model.resolved_head_dim:
-        attention = 2.0 * prompt * prompt * model.attention_heads * model.resolved_head_dim * model.layers
-    flops = 2.0 * model.params_per_token * prompt + attention
     notes.assume("prefill_efficiency", d.PREFILL_EFFICIENCY.value, d.PREFILL_EFFICIENCY.note)
-    memory_s = read / bandwidth
-    times = [max(flops / (peak * min(e, compute_fraction)), memory_s) for e in PREFILL_EFFICIENCY_RANGE]
+    flops = prefill_flops(model, prompt)
+    times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
+    cards = s.typical.group.group
+    memory_s = s.ideal.breakdown.weights_bytes / (cards * s.typical.card.bandwidth_bytes_per_s)
+    compute_s = flops / (cards * s.typical.peak_flops * s.typical.compute_fraction)
     return {
         "prompt_tokens": prompt,
         "prefill_flops": flops,
-        "prefill_bound": "compute" if flops / (peak * PREFILL_EFFICIENCY_RANGE[1]) >= memory_s else "memory",
+        "prefill_bound": "compute" if compute_s >= memory_s else "memory",
         "time_to_first_token_s": times[1],
         "time_to_first_token_s_range": Range(times[2], times[1], times[0]),
         "prefill_tokens_per_s": prompt / times[1],
     }
 
 
-def _curve(model, workload, breakdown, card, cards, peak, efficiency, overhead_s, concurrency) -> tuple:
-    """Tokens/s per stream and in total against batch, up to where memory or compute binds."""
+def prefill_flops(model: ModelSpec, prompt: int) -> float:
+    """2 x active parameters per token, plus causal attention over half the prompt on average."""
+    return 2.0 * model.params_per_token * prompt + attention_flops_per_token(model, prompt / 2) * prompt
+
+
+def prefill_s(dep: Deployment, prompt: int) -> float:
+    """One prompt through one copy: every card of the copy computes its share (pipelines split a
+    prompt into chunks that overlap across stages), never faster than reading the weights once,
+    plus the fixed costs and collectives of pushing the prompt's tokens through the layers."""
+    cards = dep.group.group
+    compute = prefill_flops(dep.model, prompt) / (cards * dep.peak_flops * dep.compute_fraction)
+    memory = dep.breakdown.weights_bytes / (cards * dep.card.bandwidth_bytes_per_s)
+    step = decode_step(dep, 0, 0, prefill_tokens=prompt)
+    return max(compute, memory) + step.engine_s + step.comm_s
+
+
+def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: Placement,
+                     notes: Notes) -> dict:
+    """Output tokens per second at full load: the largest batch whose KV cache fits (at the
+    average length a sequence has while it is generated, prompt plus half the output), capped
+    by the engine, with each step also prefilling prompt/output tokens per sequence (chunked
+    prefill keeps the mix steady)."""
+    empty = {"max_total_tokens_per_s": None, "max_total_tokens_per_s_range": None,
+             "max_total_tokens_per_s_ceiling": None,
+             "capacity_batch_size": None, "capacity_time_to_first_token_s": None,
+             "time_per_output_token_s": None, "capacity_bound": None}
+    prompt, output = workload.prompt_tokens, workload.output_tokens or 1
+    point = capacity_point(model, workload, s, placement.parallelism, prompt, output,
+                           placement.usable_bytes_per_card, None)
+    if point is None:
+        return empty
+    notes.assume("capacity_request", f"{prompt} in / {output} out",
+                 "full load: every copy runs its largest batch, prefill mixed into decode steps")
+    return {
+        "max_total_tokens_per_s": point.total_tokens_per_s.typical,
+        "max_total_tokens_per_s_range": point.total_tokens_per_s,
+        "max_total_tokens_per_s_ceiling": compute_ceiling(model, s, prompt, output),
+        "capacity_batch_size": point.batch * s.copies,
+        "capacity_time_to_first_token_s": point.time_to_first_token_s,
+        "time_per_output_token_s": point.step_s,
+        "capacity_bound": point.bound,
+    }
+
+
+def compute_ceiling(model: ModelSpec, s: Setup, prompt: int, output: int) -> float:
+    """Output tokens/s if every card ran at its peak FLOP/s on nothing but this work: the FLOPs
+    of one output token (its decode step, attention over the average context, and its share of
+    a prompt's prefill) against the copies' summed peak. No batch or engine beats it."""
+    per_token = (2.0 * model.params_per_token + attention_flops_per_token(model, prompt + output / 2)
+                 + prefill_flops(model, prompt) / output)
+    return s.copies * s.typical.group.group * s.typical.peak_flops / per_token
+
+
+@dataclass(frozen=True)
+class CapacityPoint:
+    """One copy at `batch` running sequences of prompt + output tokens."""
+
+    batch: int
+    step_s: float
+    time_to_first_token_s: float
+    total_tokens_per_s: Range  # all copies
+    bound: str
+
+
+def capacity_point(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
+                   output: int, usable: int, batch: int | None) -> CapacityPoint | None:
+    """The copy's step at `batch` (None: the largest batch that fits and the engine allows)."""
+    average = prompt + output / 2
+    live = _at_context(model, workload, s.typical.breakdown, average)
+    group = replace(par, data=1, replicas=1)
+    most = live.max_sequences(group, usable)
+    if most is None or most < 1:
+        return None
+    cap = s.engine.max_batch and max(s.engine.max_batch, workload.batch_size)
+    if batch is None:
+        batch = min(most, cap) if cap else most
+    prefill = batch * prompt / output
+    steps = [decode_step(replace(dep, breakdown=live), batch, average, prefill, prompt / 2)
+             for dep in (s.low, s.typical, s.high)]
+    typical = steps[1]
+    copies = s.copies
+    ttft = prefill_s(s.typical, prompt) + math.ceil(prompt / PREFILL_CHUNK_TOKENS) * typical.step_s
+    return CapacityPoint(batch, typical.step_s, ttft,
+                         Range(*(copies * batch / st.step_s for st in steps)), typical.bound)
+
+
+def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, context: float) -> MemoryBreakdown:
+    """The breakdown with each sequence's KV cache at `context` tokens."""
+    tokens = max(1, round(context))
+    if tokens == workload.context_tokens:
+        return breakdown
+    return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes(), breakdown.tensor)
+
+
+def _curve(s: Setup, batch_asked: int, context: int, concurrency: int | None) -> tuple:
+    """Tokens/s per stream and in total against the batch, up to where memory or compute binds."""
     points = []
     for batch in CURVE_BATCHES:
-        roof, _ = _roof(model, workload, breakdown, card, cards, batch, peak)
-        total = expected_total(roof.total_tokens_per_s_ceiling, batch, efficiency, overhead_s)
+        per_copy = math.ceil(batch / s.copies)
+        step = decode_step(s.typical, per_copy, context)
+        ideal = decode_step(s.ideal, per_copy, context)
         fits = concurrency is None or batch <= concurrency
-        points.append(CurvePoint(batch, total / batch, total, roof.total_tokens_per_s_ceiling,
-                                 roof.bound, fits))
-        if not fits or roof.bound == "compute":
+        points.append(CurvePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,
+                                 ideal.bound, fits))
+        if not fits or ideal.bound == "compute":
             break
     return tuple(points)
 
@@ -240,11 +454,11 @@ def _compute_key(card: Card, workload: Workload) -> str:
     return "bf16"
 
 
-def _weights_read_bytes(model: ModelSpec, workload: Workload, batch: int, notes: Notes) -> int:
-    """Weight bytes a decode step reads, and an assumption saying which parameters those are."""
-    read = weights.decode_read_bytes(model, workload.precision, batch)
+def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
+    """Which parameters a decode step reads, said once."""
+    from .weights import expert_fraction_touched
     if model.expert_params and model.experts and model.experts_per_token:
-        fraction = weights.expert_fraction_touched(model.experts, model.experts_per_token, batch)
+        fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch)
         notes.assume("decode_weights", "shared weights + routed experts",
                      f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "
                      f"reads the shared weights and the {fraction:.0%} of experts a batch of "
@@ -258,4 +472,3 @@ def _weights_read_bytes(model: ModelSpec, workload: Workload, batch: int, notes:
         notes.assume("decode_weights", "all but the input embedding",
                      "each token reads one row of the input embedding table, every other weight "
                      "once per step")
-    return read

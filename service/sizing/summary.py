@@ -7,6 +7,7 @@ from .catalog import Card
 from .inputs import Workload
 from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
+from .plan import PlanAnswer
 from .units import BILLION, GB, SECONDS_PER_DAY
 
 # One table per language: the same sentences in the same order, decided once in _sentences.
@@ -22,8 +23,11 @@ _TEXT = {
         "fits": "It fits on {count} x {card} ({free_gb:.1f} GB free per card).",
         "short": ("It does not fit on {count} x {card} ({short_gb:.1f} GB short per card); "
                   "{needed} are needed."),
-        "speed": ("On {cards} x {card} it generates about {expected:.1f} tokens/s per stream "
+        "speed": ("On {cards} x {card}{plan} it generates about {expected:.1f} tokens/s per stream "
                   "({low:.1f}-{high:.1f}; ceiling {ceiling:.1f}, {bound}){batch}"),
+        "plan": " ({plan})",
+        "load": ("At full load ({prompt} tokens in, {output} out) it sustains about {total:,.0f} "
+                 "output tokens/s with {sequences} sequences at once."),
         "batch": ", {total:.0f} tokens/s for a batch of {batch_size}.",
         "single": ".",
         "train": ("Training on {tokens:.3g} tokens takes about {days:.1f} days on {cards} cards "
@@ -43,8 +47,11 @@ _TEXT = {
         "never": "任何数量的 {card} 都放不下。",
         "fits": "{count} 张 {card} 放得下（每卡余 {free_gb:.1f} GB）。",
         "short": "{count} 张 {card} 放不下（每卡差 {short_gb:.1f} GB），需要 {needed} 张。",
-        "speed": ("{cards} 张 {card} 上单路生成约 {expected:.1f} token/s（{low:.1f}-{high:.1f}；"
+        "speed": ("{cards} 张 {card}{plan}上单路生成约 {expected:.1f} token/s（{low:.1f}-{high:.1f}；"
                   "上限 {ceiling:.1f}，{bound}）{batch}"),
+        "plan": "（{plan}）",
+        "load": ("满载时（输入 {prompt} token、输出 {output} token）同时处理 {sequences} 路，"
+                 "总输出约 {total:,.0f} token/s。"),
         "batch": "，batch {batch_size} 时总吞吐约 {total:.0f} token/s。",
         "single": "。",
         "train": ("训练 {tokens:.3g} token 在 {cards} 张卡上约需 {days:.1f} 天（{low_days:.1f}-"
@@ -58,15 +65,16 @@ _TEXT = {
 
 def summarise(
     lang: str, model: ModelSpec, workload: Workload, card: Card, memory: MemoryBreakdown,
-    fit: FitAnswer, speed: ThroughputAnswer | None, train: TrainingAnswer | None,
+    fit: FitAnswer, plan: PlanAnswer, speed: ThroughputAnswer | None, train: TrainingAnswer | None,
     energy: EnergyAnswer,
 ) -> str:
     """The estimate in a few sentences a chatbot can quote."""
     text = _TEXT["zh" if lang == "zh" else "en"]
-    return text["sep"].join(_sentences(text, model, workload, card, memory, fit, speed, train, energy))
+    return text["sep"].join(_sentences(text, model, workload, card, memory, fit, plan, speed, train,
+                                       energy))
 
 
-def _sentences(text, model, workload, card, memory, fit, speed, train, energy):
+def _sentences(text, model, workload, card, memory, fit, plan, speed, train, energy):
     yield text["need"].format(
         params_b=model.params / BILLION, precision=workload.precision.name,
         mode=text["mode"][workload.mode], total_gb=fit.total_bytes / GB, count=fit.count,
@@ -84,11 +92,16 @@ def _sentences(text, model, workload, card, memory, fit, speed, train, energy):
                  if speed.batch_size > 1 else text["single"])
         yield text["speed"].format(
             cards=speed.cards, card=card.id, expected=speed.decode_tokens_per_s_expected,
+            plan=text["plan"].format(plan=plan.description) if plan.cards > 1 else "",
             low=r.low, high=r.high, ceiling=speed.decode_tokens_per_s_ceiling,
             bound=text["bound"][speed.bound], batch=batch)
+        if speed.max_total_tokens_per_s is not None:
+            yield text["load"].format(prompt=speed.prompt_tokens, output=speed.output_tokens,
+                                      total=speed.max_total_tokens_per_s,
+                                      sequences=speed.capacity_batch_size)
     if train is not None and train.time_s is not None:
         r = train.time_s_range
-        guide = ("" if train.time_s_guide_curve is None or train.method != "communication model" else
+        guide = ("" if train.time_s_guide_curve is None or train.method != "step model" else
                  text["guide"].format(guide_days=train.time_s_guide_curve / SECONDS_PER_DAY))
         yield text["train"].format(
             tokens=train.train_tokens, days=train.time_s / SECONDS_PER_DAY, cards=train.cards,

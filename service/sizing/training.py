@@ -12,6 +12,10 @@ Two accountings of model states, each named in the answer:
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .plan import Parallelism
 
 HALF_BYTES = 2
 FP32_BYTES = 4
@@ -47,38 +51,24 @@ RECOMPUTE_MODES = ("none", "selective", "full")
 ATTENTION_SBH, MLP_SBH, NORMS_SBH, SCORES_ASB = 11, 19, 4, 5
 
 
-@dataclass(frozen=True)
-class Parallelism:
-    """How the cards are arranged: tensor x pipeline model parallelism, data parallel over the rest."""
-
-    tensor: int = 1
-    pipeline: int = 1
-
-    @property
-    def model_parallel(self) -> int:
-        return self.tensor * self.pipeline
-
-    def data_parallel(self, cards: int) -> int:
-        return max(1, cards // self.model_parallel)
-
-
 def guide_states_per_card(params: int, bytes_per_param: float, cards: int) -> int:
     """The guide's model state (params x 16 B) split evenly over the cards, in bytes."""
     return math.ceil(params * bytes_per_param / cards)
 
 
 def deepspeed_states_per_card(
-    params: int, largest_layer_params: int, cards: int, stage: int, parallel: Parallelism,
+    params: int, largest_layer_params: int, stage: int, par: "Parallelism",
     optimizer: Optimizer, mixed_precision: bool = True,
 ) -> int:
-    """Model states per card under ZeRO `stage` over the data-parallel group, in bytes.
+    """Model states per card under ZeRO `stage` over the data-parallel copies, in bytes.
 
-    Model parallelism first divides the parameters by tensor x pipeline degree. DeepSpeed's
-    estimators: stage 2, 4P + 16P/N; stage 3, 4 x largest layer + 18P/N (Adam, mixed
-    precision). Stage 1 shards what stage 2's estimator shards; stage 0 shards nothing.
+    Model parallelism first divides the parameters by tensor x pipeline degree; ZeRO shards the
+    rest over the copies that hold the same shard (data x expert). DeepSpeed's estimators:
+    stage 2, 4P + 16P/N; stage 3, 4 x largest layer + 18P/N (Adam, mixed precision). Stage 1
+    shards what stage 2's estimator shards; stage 0 shards nothing.
     """
-    shard = params / parallel.model_parallel
-    dp = parallel.data_parallel(cards)
+    shard = params / par.model_parallel
+    dp = par.data * par.expert
     weights = HALF_BYTES if mixed_precision else FP32_BYTES
     gradients = HALF_BYTES if mixed_precision else FP32_BYTES
     master = FP32_BYTES if mixed_precision else 0
@@ -88,7 +78,7 @@ def deepspeed_states_per_card(
         return math.ceil(shard * (weights + gradients + sharded))
     if stage in (1, 2):
         return math.ceil(shard * (weights + gradients) + shard * sharded / dp)
-    return math.ceil(4 * largest_layer_params / parallel.model_parallel
+    return math.ceil(4 * largest_layer_params / par.model_parallel
                      + shard * (weights + sharded) / dp)
 
 

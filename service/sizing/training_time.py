@@ -1,5 +1,12 @@
-"""Training time on N cards, by the guide's empirical scaling curve and by a communication
-model (ring all-reduce inside and across nodes, overlapped with the backward pass)."""
+"""Training time on N cards, priced per optimizer step on the plan, beside the guide's curve.
+
+A step fills the global batch: each data-parallel copy runs micro-batches one after another
+(gradient accumulation). A micro-batch costs its compute at the MFU plus the tensor-parallel
+all-reduces of every layer (on the machine's link) and, for MoE with expert parallelism, the
+all-to-alls; pipeline stages add their bubble, (p-1) micro-batches of idle stages per step;
+data parallelism reduces (and, when states are sharded, gathers) the gradients and weights over
+the network, hidden behind the backward pass as far as the engine overlaps them.
+"""
 
 import functools
 import math
@@ -7,35 +14,41 @@ from dataclasses import dataclass
 
 from . import cluster
 from . import defaults as d
+from . import links as ln
 from . import scaling as s
 from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
+from .links import Link
 from .model import ModelSpec
+from .plan import Parallelism, cards_per_machine, machines_for
 from .precision import HALF
 from .serving import Range
-from .units import GB, SECONDS_PER_DAY
+from .units import SECONDS_PER_DAY
 
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
+WEIGHT_BYTES = 2  # 16-bit weights are gathered
+ACTIVATION_BYTES = 2
+BACKWARD_SHARE = cluster.BACKWARD_SHARE
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where the cards sit: nodes of `cards_per_node`, each with a network share."""
+    """Where the cards sit: machines of `cards_per_node` cards, the link inside a machine and each
+    card's share of the network between machines."""
 
     cards_per_node: int
-    network_bytes_per_s_per_node: float
-    link_bytes_per_s: float | None
-    link_latency_s: float
-    network_latency_s: float
+    inside: Link | None
+    between: Link
+    guide_link_bytes_per_s: float | None
 
-    def nodes(self, cards: int) -> int:
-        return math.ceil(cards / self.cards_per_node)
+    def nodes(self, par: Parallelism) -> int:
+        return machines_for(par, self.cards_per_node)
 
 
 @dataclass(frozen=True)
 class TrainingAnswer:
-    """Training compute and time on `cards` cards, by two methods, and one step's timing."""
+    """Training compute and time on `cards` cards by the plan's step and by the guide's curve."""
 
     cards: int
     nodes: int
@@ -58,24 +71,28 @@ class TrainingAnswer:
     gradient_sync_s: float | None
     step_compute_s: float
     step_time_s: float | None
-    allreduce_s: float | None
+    global_batch_tokens: int
+    micro_batch: int
+    gradient_accumulation: int
+    steps: float | None
+    tensor_comm_s: float | None
+    expert_comm_s: float | None
+    pipeline_bubble_s: float | None
+    pipeline_comm_s: float | None
+    data_comm_s: float | None
+    data_comm_exposed_s: float | None
     overlap: float
-    exposed_comm_s: float | None
-    step_time_s_comm_model: float | None
-    comm_model_efficiency: float | None
-    time_s_comm_model: float | None
+    step_s: float | None
+    step_efficiency: float | None
+    effective_mfu: float | None
 
 
 def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
-    """Node size, network and latencies: given, or the defaults for the card's line."""
-    per_node = hardware.cards_per_node or notes.use(
-        "cards_per_node", None, d.Default(d.CARDS_PER_NODE[card.line], f"a typical {card.line} node"))
-    network = hardware.network_gb_per_s or notes.use(
-        "network_gb_per_s", None, d.Default(d.NETWORK_GB_PER_S_PER_NODE[card.line],
-                                            "per node, across nodes: 8 x 400 Gb/s in a data-centre "
-                                            "node, 200 GbE for workstations, 100 GbE for consumer builds"))
-    return Cluster(per_node, network * GB, interconnect_bytes_per_s(card, notes),
-                   d.HOP_LATENCY_S[card.interconnect], d.HOP_LATENCY_S["network"])
+    """Machine size, the machine's link and the network: given, or the defaults for the line."""
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    inside = ln.card_link(card, notes, floor=False)
+    between = ln.network_link(card, per_machine, hardware.network_gb_per_s, notes)
+    return Cluster(per_machine, inside, between, interconnect_bytes_per_s(card, notes))
 
 
 def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
@@ -83,101 +100,214 @@ def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
     return compute_flops(card, keys, notes, "compute")
 
 
+def global_batch(model: ModelSpec, workload: Workload, notes: Notes) -> float:
+    """Tokens per optimizer step: given, the model's published batch, or 4M."""
+    if workload.global_batch_tokens is not None:
+        return workload.global_batch_tokens
+    if model.training_batch_tokens:
+        return notes.use("global_batch_tokens", None, d.Default(
+            model.training_batch_tokens, f"the model's published batch: {model.training_batch_source}"))
+    return notes.use("global_batch_tokens", None, d.GLOBAL_BATCH_TOKENS)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One optimizer step on the plan, in seconds, by part."""
+
+    global_batch_tokens: int
+    micro_batch: int
+    accumulation: int
+    micro_compute_s: float
+    tensor_comm_s: float
+    expert_comm_s: float
+    bubble_s: float
+    pipeline_comm_s: float
+    data_comm_s: float
+    data_exposed_s: float
+    step_s: float
+
+    @property
+    def efficiency(self) -> float:
+        return self.accumulation * self.micro_compute_s / self.step_s
+
+
 def training_answer(
-    model: ModelSpec, workload: Workload, card: Card, cards: int, place: Cluster, notes: Notes
+    model: ModelSpec, workload: Workload, card: Card, par: Parallelism, place: Cluster, notes: Notes
 ) -> TrainingAnswer:
-    """Compute (6ND, 8ND with full recomputation), time by the guide's curve with its range,
-    and by the communication model; the guide's step sync beside the ring all-reduce."""
+    """Compute (6ND, 8ND with full recomputation), time by the plan's step with its range, and by
+    the guide's curve; the guide's first-order gradient sync beside them."""
+    cards = par.cards
     peak = peak_for_training(card, workload, notes)
     per_token = tr.compute_multiplier(workload.recompute)
     flops = None if workload.train_tokens is None else per_token * model.params_per_token * workload.train_tokens
-    efficiency = _scaling_efficiency(cards, workload.scaling_efficiency, notes)
+    guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else s.training_time_s(flops, cards, peak, workload.mfu)
     gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
-    step = (per_token * model.params_per_token * workload.context_tokens * workload.batch_size
-            / (workload.parallel.model_parallel * peak * workload.mfu))
+    guide_step = (per_token * model.params_per_token * workload.context_tokens * workload.batch_size
+                  / (par.model_parallel * peak * workload.mfu))
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
-    comm = _allreduce(workload, cards, gradient_bytes, place)
-    exposed = None if comm is None else cluster.exposed_comm_s(comm, step, workload.overlap)
-    comm_efficiency = None if exposed is None else cluster.comm_model_efficiency(step, exposed)
-    method, used = _method(workload, efficiency, comm_efficiency, notes)
+    step = plan_step(model, workload, par, peak, place, global_batch(model, workload, notes))
+    method, used = _method(workload, step, notes)
     time = None if linear is None else linear / used
+    steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
     return TrainingAnswer(
-        cards=cards, nodes=place.nodes(cards), cards_per_node=place.cards_per_node,
+        cards=cards, nodes=place.nodes(par), cards_per_node=place.cards_per_node,
         train_tokens=workload.train_tokens, flops_per_param_token=per_token, compute_flops=flops,
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
-        time_s_range=None if linear is None else _time_range(linear, workload, efficiency, comm_efficiency),
-        time_s_guide_curve=None if linear is None else linear / efficiency,
-        gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.link_bytes_per_s,
-        network_bytes_per_s_per_node=place.network_bytes_per_s_per_node,
-        gradient_sync_s=sync, step_compute_s=step,
-        step_time_s=None if sync is None else step + sync,
-        allreduce_s=comm, overlap=workload.overlap, exposed_comm_s=exposed,
-        step_time_s_comm_model=None if exposed is None else step + exposed,
-        comm_model_efficiency=comm_efficiency,
-        time_s_comm_model=None if linear is None or comm_efficiency is None else linear / comm_efficiency,
+        time_s_range=None if linear is None else _time_range(linear, workload, guide, used, method),
+        time_s_guide_curve=None if linear is None else linear / guide,
+        gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
+        network_bytes_per_s_per_node=place.between.bytes_per_s * place.cards_per_node,
+        gradient_sync_s=sync, step_compute_s=guide_step,
+        step_time_s=None if sync is None else guide_step + sync,
+        global_batch_tokens=step.global_batch_tokens, micro_batch=step.micro_batch,
+        gradient_accumulation=step.accumulation, steps=steps,
+        tensor_comm_s=step.tensor_comm_s, expert_comm_s=step.expert_comm_s,
+        pipeline_bubble_s=step.bubble_s, pipeline_comm_s=step.pipeline_comm_s,
+        data_comm_s=step.data_comm_s, data_comm_exposed_s=step.data_exposed_s,
+        overlap=workload.overlap, step_s=step.step_s, step_efficiency=step.efficiency,
+        effective_mfu=workload.mfu * step.efficiency,
     )
+
+
+def plan_step(model: ModelSpec, workload: Workload, par: Parallelism, peak: float, place: Cluster,
+              batch_tokens: float) -> Step:
+    """One optimizer step of the plan: accumulated micro-batches, the pipeline's bubble, and the
+    data-parallel communication the backward pass does not hide."""
+    sequence = workload.context_tokens
+    micro = workload.batch_size
+    ranks = par.data * par.expert  # copies of the dense layers, each with its own micro-batches
+    sequences = max(1, math.ceil(batch_tokens / sequence))
+    accumulation = max(1, math.ceil(sequences / (micro * ranks)))
+    tokens = accumulation * micro * ranks * sequence
+    per_token = tr.compute_multiplier(workload.recompute)
+    compute = per_token * model.params_per_token * micro * sequence / (par.model_parallel * peak * workload.mfu)
+    inside = place.inside or place.between
+    tensor = _tensor_comm_s(model, workload, par, micro * sequence, inside, place)
+    expert = _expert_comm_s(model, workload, par, micro * sequence, inside, place)
+    hop = _hop_s(model, par, micro * sequence, inside, place)
+    micro_s = compute + tensor + expert + hop
+    bubble = (par.pipeline - 1) * micro_s
+    data, exposed = _data_comm_s(model, workload, par, accumulation, compute, inside, place)
+    step = accumulation * micro_s + bubble + exposed
+    return Step(tokens, micro, accumulation, compute, accumulation * tensor, accumulation * expert,
+                bubble, accumulation * hop, data, exposed, step)
+
+
+def _within(members: int, place: Cluster, inside: Link) -> Link:
+    return inside if members <= place.cards_per_node else place.between
+
+
+def _tensor_comm_s(model, workload, par, tokens, inside, place) -> float:
+    """Per micro-batch: 4 all-reduces of the hidden states a layer (2 forward, 2 backward), 6
+    with full recomputation, over the stage's layers."""
+    if par.tensor <= 1:
+        return 0.0
+    layers = math.ceil((model.layers or 0) / par.pipeline)
+    count = 6 if workload.recompute == "full" else 4
+    message = tokens * (model.hidden_size or 0) * ACTIVATION_BYTES
+    return layers * count * ln.allreduce_s(message, par.tensor, _within(par.tensor, place, inside))
+
+
+def _expert_comm_s(model, workload, par, tokens, inside, place) -> float:
+    """Per micro-batch: an all-to-all out and back per MoE layer, forward and backward."""
+    if par.expert <= 1:
+        return 0.0
+    members = par.tensor * par.expert
+    layers = model.resolved_moe_layers / par.pipeline
+    per_card = tokens * (model.experts_per_token or 1) * (model.hidden_size or 0) * ACTIVATION_BYTES / par.tensor
+    return layers * 4 * ln.all_to_all_s(per_card, members, _within(members, place, inside))
+
+
+def _hop_s(model, par, tokens, inside, place) -> float:
+    """Per micro-batch: each stage sends its activations forward and their gradients back."""
+    if par.pipeline <= 1:
+        return 0.0
+    crosses = par.tensor * par.expert * par.pipeline > place.cards_per_node
+    link = place.between if crosses else inside
+    return 2 * ln.send_s(tokens * (model.hidden_size or 0) * ACTIVATION_BYTES / par.tensor, link)
+
+
+def _data_comm_s(model, workload, par, accumulation, compute, inside, place) -> tuple[float, float]:
+    """The data-parallel traffic of one step and the part of it left exposed.
+
+    Shared weights are reduced over data x expert copies; each card holds its model-parallel
+    shard. Sharded states (the guide's even split, ZeRO-3) gather the weights for every micro-
+    batch's forward and backward and reduce-scatter its gradients, overlapped with that
+    micro-batch; ZeRO-1/2 reduce-scatter the gradients once a step, during the last backward, and
+    gather the updated weights during the next forward; ZeRO-0 all-reduces them. LoRA reduces only
+    the adapters' gradients.
+    """
+    members = par.data * par.expert
+    if members <= 1:
+        return 0.0, 0.0
+    shard = model.params / par.model_parallel
+    in_machine = max(1, place.cards_per_node // min(place.cards_per_node, par.group))
+    gradient = d.GRADIENT_BYTES_PER_PARAM.value
+
+    def gather(nbytes: float) -> float:
+        return ln.hierarchical_gather_s(nbytes, members, in_machine, inside, place.between)
+
+    overlap = workload.overlap
+    if workload.adapters:
+        adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets) \
+            or 0.005 * model.params
+        reduce = ln.hierarchical_allreduce_s(adapters / par.model_parallel * gradient, members,
+                                             in_machine, inside, place.between)
+        gathers = 0.0
+        if workload.zero_stage in (None, 3):
+            gathers = 2 * gather(shard * workload.precision.bytes_per_value)
+        per_micro = max(0.0, gathers - overlap * compute)
+        last = max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
+        return accumulation * gathers + reduce, accumulation * per_micro + last
+    if workload.zero_stage in (None, 3):
+        per_micro = 2 * gather(shard * WEIGHT_BYTES) + gather(shard * gradient)
+        return accumulation * per_micro, accumulation * max(0.0, per_micro - overlap * compute)
+    if workload.zero_stage in (1, 2):
+        reduce, weights = gather(shard * gradient), gather(shard * WEIGHT_BYTES)
+        exposed = (max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
+                   + max(0.0, weights - overlap * (1 - BACKWARD_SHARE) * compute))
+        return reduce + weights, exposed
+    reduce = ln.hierarchical_allreduce_s(shard * gradient, members, in_machine, inside, place.between)
+    return reduce, max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
 
 
 def _guide_sync(card: Card, cards: int, gradient_bytes: int, place: Cluster, notes: Notes) -> float | None:
     """The guide's first-order sync: gradient bytes over the card's link (0 on one card)."""
     if cards == 1:
         return 0.0
-    if place.link_bytes_per_s is None:
+    if place.guide_link_bytes_per_s is None:
         notes.warn(f"{card.id} gives no interconnect bandwidth: gradient sync time not computed")
         return None
-    return s.gradient_sync_s(gradient_bytes, place.link_bytes_per_s)
+    return s.gradient_sync_s(gradient_bytes, place.guide_link_bytes_per_s)
 
 
-def _allreduce(workload: Workload, cards: int, gradient_bytes: int, place: Cluster) -> float | None:
-    """The data-parallel gradient all-reduce of one step (1.5x the traffic under ZeRO-3)."""
-    dp = workload.parallel.data_parallel(cards)
-    if dp == 1:
-        return 0.0
-    if place.link_bytes_per_s is None:
-        return None
-    in_node = max(1, place.cards_per_node // workload.parallel.tensor)
-    nic = place.network_bytes_per_s_per_node / place.cards_per_node
-    seconds = cluster.hierarchical_allreduce_s(
-        gradient_bytes / workload.parallel.model_parallel, dp, in_node, place.link_bytes_per_s,
-        place.link_latency_s, nic, place.network_latency_s)
-    return seconds * (1.5 if workload.zero_stage == 3 else 1.0)
-
-
-def _scaling_efficiency(cards: int, given: float | None, notes: Notes) -> float:
+def _guide_efficiency(cards: int, given: float | None) -> float:
     """The guide's curve (or the given efficiency), reported beside the default method."""
     return given if given is not None else s.scaling_efficiency(cards)
 
 
-# Published whole-run MFU (GPU-hours of LLaMA, OPT, Pythia, MPT, StarCoder: 25-48 %) already
-# includes communication and scheduling; the guide's curve on top of it put LLaMA-65B's 2048
-# GPUs at 2.5x its GPU-hours (service/accuracy). So by default time is compute at the MFU
-# divided by the communication model's efficiency; the guide's curve is reported beside it.
-COMM_MODEL_NOTE = ("time = compute at the MFU / the communication model's efficiency: published "
-                   "whole-run MFU already includes scaling losses, and the guide's curve on top "
-                   "of it overstates large runs (docs/accuracy.md)")
+STEP_MODEL_NOTE = ("time = compute at the MFU / the step's efficiency on the plan (accumulated "
+                   "micro-batches, tensor-parallel all-reduces, the pipeline bubble, exposed data-"
+                   "parallel traffic); the guide's curve is reported beside it (time_s_guide_curve)")
 
 
-def _method(workload: Workload, guide: float, comm: float | None, notes: Notes) -> tuple[str, float]:
+def _method(workload: Workload, step: Step, notes: Notes) -> tuple[str, float]:
     if workload.scaling_efficiency is not None:
         return "given scaling efficiency", workload.scaling_efficiency
-    if comm is None:
-        notes.assume("training_time_method", "guide scaling curve",
-                     "no link bandwidth for the communication model; the guide's curve is used")
-        return "guide scaling curve", guide
-    notes.assume("training_time_method", "communication model", COMM_MODEL_NOTE)
-    return "communication model", comm
+    notes.assume("training_time_method", "step model", STEP_MODEL_NOTE)
+    return "step model", step.efficiency
 
 
-def _time_range(linear: float, workload: Workload, guide: float, comm: float | None) -> Range:
-    """Time from the MFU range (30-50 %) and the two scaling methods (the communication model
-    at best, the guide's curve at worst), unless given."""
-    if workload.scaling_efficiency is not None:
-        best = worst = typical = workload.scaling_efficiency
+def _time_range(linear: float, workload: Workload, guide: float, used: float, method: str) -> Range:
+    """Time from the MFU range (30-50 %) and the two scaling methods (the step model at best, the
+    guide's curve at worst), unless given."""
+    if method == "given scaling efficiency":
+        best = worst = typical = used
     else:
-        typical = comm if comm is not None else guide
+        typical = used
         best, worst = max(typical, guide), min(typical, guide)
     mfu = workload.mfu
     low_mfu, high_mfu = (MFU_RANGE if math.isclose(mfu, d.MFU.value) else (mfu, mfu))
@@ -185,19 +315,19 @@ def _time_range(linear: float, workload: Workload, guide: float, comm: float | N
 
 
 def deadline_cards(
-    model: ModelSpec, workload: Workload, card: Card, place: Cluster, memory_cards: int,
-    deadline_s: float,
+    model: ModelSpec, workload: Workload, card: Card, group: Parallelism, place: Cluster,
+    memory_cards: int, deadline_s: float,
 ) -> tuple[int | None, int | None]:
-    """The least card counts whose time meets the deadline: by the default method (whose time
-    the answer shows) and by the guide's curve; never fewer than memory needs. One card count
-    fewer (one model-parallel group) does not meet it."""
-    step = workload.parallel.model_parallel
-    start = max(memory_cards, step)
+    """The least card counts whose time meets the deadline: by the step model (whose time the
+    answer shows) and by the guide's curve; never fewer than memory needs. The plan's copy stays
+    the same; copies are added."""
+    size = group.group
+    start = max(memory_cards, size)
 
-    # Both searches probe mostly the same counts; one answer per count serves both.
     @functools.cache
     def answer(cards: int) -> TrainingAnswer:
-        return training_answer(model, workload, card, cards, place, Notes())
+        par = Parallelism(group.tensor, group.pipeline, group.expert, data=cards // size)
+        return training_answer(model, workload, card, par, place, Notes())
 
     def default(cards: int) -> float:
         time = answer(cards).time_s
@@ -207,11 +337,11 @@ def deadline_cards(
         time = answer(cards).time_s_guide_curve
         return math.inf if time is None else time
 
-    return (_least(default, deadline_s, start, step), _least(guide, deadline_s, start, step))
+    return (_least(default, deadline_s, start, size), _least(guide, deadline_s, start, size))
 
 
 def _least(time_s, deadline_s: float, start: int, step: int) -> int | None:
     found = cluster.least_cards_for(time_s, deadline_s, start, step, d.MAX_CARDS)
     while found is not None and found - step >= start and time_s(found - step) <= deadline_s:
-        found -= step  # a dip at a node boundary: the smaller count also makes it
+        found -= step  # a dip at a machine boundary: the smaller count also makes it
     return found

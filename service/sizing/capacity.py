@@ -1,0 +1,165 @@
+"""Capacity for a serving target: how many cards (and machines) of a kind serve so many users at
+so many tokens per second each, with a first token within so many seconds.
+
+For each way the engine splits one copy of the model, the largest batch a copy can run while
+every user still gets the speed asked (and the first token in time) sets how many users one copy
+serves; copies fill the target. The plan with the fewest cards wins.
+"""
+
+import math
+from dataclasses import dataclass, replace
+
+from . import defaults as d
+from .catalog import Card
+from .engines import ENGINES
+from .host import host_sizing
+from .inputs import HardwareInput, Notes, Workload
+from .links import card_link, network_link
+from .memory_answer import memory_breakdown
+from .model import ModelSpec
+from .placement import groups, usable_bytes
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machines_for, plan_answer
+from .serving import CapacityPoint, capacity_point, prefill_s, setup
+
+PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a serving deployment must sustain: users at once, each at this speed, first token
+    within this time (None: no such limit)."""
+
+    concurrent_users: int
+    tokens_per_s_per_user: float | None = None
+    ttft_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CapacityAnswer:
+    """The cards of one kind a target needs, and what they deliver."""
+
+    card: Card
+    meets_target: bool
+    cards: int | None
+    machines: int | None
+    parallelism: PlanAnswer | None
+    copies: int | None
+    sequences_per_copy: int | None
+    tokens_per_s_per_user: float | None
+    time_to_first_token_s: float | None
+    time_per_output_token_s: float | None
+    total_tokens_per_s: float | None
+    power_w: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Option:
+    group: Parallelism
+    batch: int
+    point: CapacityPoint
+    copies: int
+
+    @property
+    def cards(self) -> int:
+        return self.copies * self.group.group
+
+
+def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
+                 notes: Notes) -> CapacityAnswer:
+    """The least cards of `hardware.card` that meet `target`, on the engine's best plan."""
+    card = hardware.card
+    engine = ENGINES[workload.engine]
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    inside = card_link(card, notes)
+    between = network_link(card, per_machine, hardware.network_gb_per_s, notes)
+    prompt, output = workload.prompt_tokens, workload.output_tokens or 1
+    breakdown = memory_breakdown(model, replace(workload, batch_size=1), notes)
+    usable = usable_bytes(card, notes)
+    best: _Option | None = None
+    closest: tuple[float, float, Parallelism] | None = None
+    tried = 0
+    for group in groups(model, engine, per_machine):
+        if breakdown.serving_need_bytes_per_card(group, 1) > usable:
+            continue
+        s = setup(model, workload, breakdown, card, group, per_machine, inside, between, Notes())
+        option, fastest = _option(model, workload, s, group, prompt, output, usable, target)
+        if option is not None and (best is None or (option.cards, -option.point.total_tokens_per_s.typical)
+                                   < (best.cards, -best.point.total_tokens_per_s.typical)):
+            best = option
+        if fastest is not None and (closest is None or fastest[0] > closest[0]):
+            closest = (*fastest, group)
+        tried += 1
+        if tried > PLANS_BEYOND_FIRST:
+            break
+    if best is None:
+        return _unmet(card, target, closest, tried)
+    if best.cards > d.MAX_CARDS:
+        return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
+                              f"the target needs {best.cards:,} x {card.id}, more than the "
+                              f"{d.MAX_CARDS:,} cards sized")
+    return _met(card, best, per_machine, target, output)
+
+
+def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[_Option | None, tuple | None]:
+    """The largest batch one copy runs within the target, and the copy's best per-user speed
+    and first-token time (at batch 1) for when it cannot."""
+    one = capacity_point(model, workload, s, group, prompt, output, usable, 1)
+    if one is None:
+        return None, None
+    alone = (1 / one.step_s, prefill_s(s.typical, prompt))
+
+    def ok(point: CapacityPoint) -> bool:
+        fast = target.tokens_per_s_per_user is None or 1 / point.step_s >= target.tokens_per_s_per_user
+        soon = target.ttft_s is None or point.time_to_first_token_s <= target.ttft_s
+        return fast and soon
+
+    if not ok(one):
+        return None, alone
+    top = capacity_point(model, workload, s, group, prompt, output, usable, None)
+    low, high = 1, top.batch
+    if ok(top):
+        low = high
+    while low < high:
+        middle = (low + high + 1) // 2
+        if ok(capacity_point(model, workload, s, group, prompt, output, usable, middle)):
+            low = middle
+        else:
+            high = middle - 1
+    point = capacity_point(model, workload, s, group, prompt, output, usable, low)
+    copies = math.ceil(target.concurrent_users / low)
+    return _Option(group, low, point, copies), alone
+
+
+def _met(card: Card, best: _Option, per_machine: int, target: Target, output: int) -> CapacityAnswer:
+    par = replace(best.group, replicas=best.copies)
+    host = host_sizing(card, par.cards, per_machine)
+    users = target.concurrent_users
+    per_user = 1 / best.point.step_s
+    return CapacityAnswer(
+        card=card, meets_target=True, cards=par.cards, machines=machines_for(par, per_machine),
+        parallelism=plan_answer(par, par.cards, machines_for(par, per_machine), per_machine, False),
+        copies=best.copies, sequences_per_copy=best.batch, tokens_per_s_per_user=per_user,
+        time_to_first_token_s=best.point.time_to_first_token_s,
+        time_per_output_token_s=best.point.step_s,
+        total_tokens_per_s=per_user * users, power_w=host.typical_power_w,
+        reason=(f"{best.copies} cop{'y' if best.copies == 1 else 'ies'} of {best.group.describe()} "
+                f"({par.cards} x {card.id}), each running up to {best.batch} sequences at "
+                f"{per_user:.1f} tokens/s per user"))
+
+
+def _unmet(card: Card, target: Target, closest, tried: int) -> CapacityAnswer:
+    if tried == 0 or closest is None:
+        reason = f"no plan holds the model and one sequence on {card.id} cards"
+    else:
+        speed, ttft, group = closest
+        wants = []
+        if target.tokens_per_s_per_user is not None and speed < target.tokens_per_s_per_user:
+            wants.append(f"{target.tokens_per_s_per_user:g} tokens/s per user asked, at most "
+                         f"{speed:.1f} on any plan tried (best: {group.describe()})")
+        if target.ttft_s is not None and ttft > target.ttft_s:
+            wants.append(f"first token within {target.ttft_s:g} s asked, a prompt alone takes "
+                         f"{ttft:.2f} s")
+        reason = "; ".join(wants) or "the target is not met on any plan tried"
+    return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
+                          reason)

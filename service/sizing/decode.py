@@ -1,0 +1,232 @@
+"""One decode step of one copy of a model, priced on its plan: the bytes each card reads, the
+FLOPs it does, the engine's fixed cost per layer, and the collectives and hops the plan needs.
+
+A copy is `tensor` x `pipeline` x `expert` cards. A token visits the pipeline stages in turn;
+inside a stage the `tensor` cards read their shares of the weights at the same time, then
+combine partial results (twice a layer for a Megatron-style split), and MoE layers exchange
+tokens between the `expert` groups (all-to-all, out and back). A layer split gives one stream
+no more bandwidth than one card: each stage reads its layers while the others wait.
+"""
+
+import math
+from dataclasses import dataclass, replace
+
+from . import links as ln
+from . import weights
+from .catalog import Card
+from .engines import Engine
+from .links import Link
+from .memory_answer import MemoryBreakdown
+from .model import ModelSpec
+from .plan import Parallelism
+from .precision import Precision
+
+ACTIVATION_BYTES = 2  # hidden states cross links in 16-bit
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One copy of a model on its cards, and what prices its steps.
+
+    `breakdown` fixes the KV cache each sequence reads (at the context it was made for).
+    `bandwidth_efficiency` is the share of the memory bandwidth the engine streams at;
+    `overhead_scale` multiplies the fixed costs (engine and links), for the ranges; constants
+    that rest on thin data (the MoE per-layer cost) take it squared-and-a-bit, 0.5-2x for
+    0.67-1.5x.
+    """
+
+    model: ModelSpec
+    precision: Precision
+    breakdown: MemoryBreakdown
+    card: Card
+    engine: Engine
+    group: Parallelism
+    per_machine: int
+    inside: Link
+    between: Link
+    peak_flops: float
+    compute_fraction: float
+    bandwidth_efficiency: float
+    overhead_scale: float = 1.0
+    ideal: bool = False  # the roofline ceiling: no fixed costs, full bandwidth and peak
+    priced: bool = True  # False: a given efficiency stands for everything, no fixed costs added
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One decode step of `batch` sequences on one copy, in seconds, by part.
+
+    memory_s, compute_s and engine_s are summed over the stages a token visits; step_s is the
+    time between two tokens of one sequence.
+    """
+
+    batch: int
+    prefill_tokens: float
+    weights_read_bytes_per_card: int
+    kv_read_bytes_per_card: int
+    flops_per_card: float
+    memory_s: float
+    compute_s: float
+    engine_s: float
+    tensor_comm_s: float
+    expert_comm_s: float
+    pipeline_comm_s: float
+    step_s: float
+    bound: str
+
+    @property
+    def comm_s(self) -> float:
+        return self.tensor_comm_s + self.expert_comm_s + self.pipeline_comm_s
+
+
+def stage_layers(model: ModelSpec, pipeline: int) -> float:
+    """Layers on the busiest stage (0 when the layers are unknown)."""
+    if not model.layers:
+        return 0.0
+    return float(math.ceil(model.layers / pipeline))
+
+
+def attention_flops_per_token(model: ModelSpec, context: float) -> float:
+    """Scores and weighted values against `context` cached tokens: 4 x layers x context x
+    query heads x head dim (0 when the shape is unknown)."""
+    if not (model.layers and model.attention_heads and model.resolved_head_dim):
+        return 0.0
+    return 4.0 * model.layers * context * model.attention_heads * model.resolved_head_dim
+
+
+def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: float = 0.0,
+                prefill_context: float = 0.0) -> StepCost:
+    """The step of one copy serving `batch` sequences, plus `prefill_tokens` of prompts mixed in
+    (chunked prefill), on its plan. Pipelined engines keep every stage busy with a share of the
+    sequences; a layer split runs the whole batch through the stages in turn."""
+    par = dep.group
+    stages = par.pipeline
+    pipelined = dep.engine.pipelined and stages > 1
+    if pipelined:
+        # Every stage is busy with its own share of the sequences: the busiest sets the pace.
+        micro, micro_prefill = math.ceil(batch / stages), prefill_tokens / stages
+        stage = _stage(dep, micro, context, micro_prefill, prefill_context,
+                       dep.breakdown.stage_share(stages), stage_layers(dep.model, stages))
+        rounds, hops = stages, stages  # a pipelined step returns to the first stage
+    else:
+        # The stages run one after another: together they do the whole model's work once.
+        micro, micro_prefill = batch, prefill_tokens
+        stage = _stage(dep, batch, context, prefill_tokens, prefill_context, 1.0,
+                       float(dep.model.layers or 0))
+        rounds, hops = 1, stages - 1
+    hop = _hop_s(dep, micro + micro_prefill)
+    return StepCost(
+        batch=batch, prefill_tokens=prefill_tokens,
+        weights_read_bytes_per_card=stage.weights_read_bytes_per_card,
+        kv_read_bytes_per_card=stage.kv_read_bytes_per_card,
+        flops_per_card=stage.flops_per_card,
+        memory_s=rounds * stage.memory_s, compute_s=rounds * stage.compute_s,
+        engine_s=rounds * stage.engine_s, tensor_comm_s=rounds * stage.tensor_comm_s,
+        expert_comm_s=rounds * stage.expert_comm_s, pipeline_comm_s=hops * hop,
+        step_s=rounds * stage.step_s + hops * hop, bound=stage.bound,
+    )
+
+
+def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
+           prefill_context: float, share: float, layers: float) -> StepCost:
+    """A step's work on `share` of the layers (`layers` of them) for `batch` sequences: the
+    busiest stage of a pipeline, or every stage of a layer split in turn (share 1). Weights and
+    KV cache are read by each stage's cards, and in a layer split only one stage's cards work at
+    a time, so the bytes read are per card of one stage, summed."""
+    model, par = dep.model, dep.group
+    dense, experts = weights.decode_read_split(model, dep.precision, batch + math.ceil(prefill_tokens))
+    dense_card = math.ceil(dense * share / par.tensor)
+    expert_card = math.ceil(experts * share / (par.tensor * par.expert))
+    weights_card = dense_card + expert_card
+    kv_card = math.ceil(dep.breakdown.kv_bytes_per_card(replace(par, pipeline=1), batch) * share)
+    tokens = batch + prefill_tokens
+    split = share / (par.tensor * par.expert)
+    active_experts = _active_expert_params(model)
+    dense_flops = 2.0 * (model.params_per_token - active_experts) * tokens * split
+    expert_flops = 2.0 * active_experts * tokens * split
+    attention_flops = (attention_flops_per_token(model, context) * batch
+                       + attention_flops_per_token(model, prefill_context) * prefill_tokens) * split
+    bandwidth = dep.card.bandwidth_bytes_per_s * (1.0 if dep.ideal else dep.bandwidth_efficiency)
+    rate = dep.peak_flops * (1.0 if dep.ideal else dep.compute_fraction)
+    expert_rate = rate * (1.0 if dep.ideal else dep.engine.moe_compute_share)
+    # The matmuls stream the weights while they compute; attention reads the KV cache in kernels
+    # of its own, after them: each is a roofline in turn, not one overlapped roofline.
+    linear_s = max(dense_card / bandwidth, dense_flops / rate) + max(expert_card / bandwidth,
+                                                                     expert_flops / expert_rate)
+    attention_s = max(kv_card / bandwidth, attention_flops / rate)
+    flops_card = dense_flops + expert_flops + attention_flops
+    memory_s = (weights_card + kv_card) / bandwidth
+    compute_s = flops_card / rate
+    bound = "compute" if (dense_flops + expert_flops) / rate > weights_card / bandwidth else "memory"
+    engine_s = tensor_s = expert_s = 0.0
+    if not dep.ideal and dep.priced:
+        scale = dep.overhead_scale
+        moe_layers = layers * model.resolved_moe_layers / model.layers if model.layers else 0.0
+        engine_s = (scale * layers * dep.engine.layer_overhead_s
+                    + _wider(scale) * moe_layers * dep.engine.moe_layer_overhead_s)
+        tensor_s = layers * dep.engine.syncs_per_layer * _tensor_collective_s(dep, tokens / par.expert)
+        expert_s = moe_layers * 2 * _expert_collective_s(dep, tokens)
+    step = linear_s + attention_s + engine_s + tensor_s + expert_s
+    return StepCost(batch, prefill_tokens, weights_card, kv_card, flops_card, memory_s, compute_s,
+                    engine_s, tensor_s, expert_s, 0.0, step, bound)
+
+
+def _active_expert_params(model: ModelSpec) -> int:
+    """Routed-expert parameters one token passes through (0 for a dense model)."""
+    if not (model.expert_params and model.experts and model.experts_per_token):
+        return 0
+    return model.expert_params * model.experts_per_token // model.experts
+
+
+def _link(dep: Deployment, members: int) -> Link:
+    """The link a collective over `members` cards of one copy crosses: the machine's own while
+    they fit in one machine, else the network."""
+    return dep.inside if members <= dep.per_machine else dep.between
+
+
+def _wider(scale: float) -> float:
+    """The range of a thinly calibrated cost: 0.67-1.5x becomes 0.5-2x."""
+    return scale ** (math.log(2) / math.log(1.5))
+
+
+def _scaled(link: Link, scale: float) -> Link:
+    return Link(link.name, link.bytes_per_s / scale, link.latency_s * scale, link.note)
+
+
+def _tensor_collective_s(dep: Deployment, tokens: float) -> float:
+    """One tensor-parallel all-reduce of the hidden states of `tokens` tokens."""
+    t = dep.group.tensor
+    if t <= 1:
+        return 0.0
+    message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
+    inside = _scaled(dep.inside, dep.overhead_scale)
+    if t <= dep.per_machine:
+        seconds = ln.allreduce_s(message, t, inside)
+    else:  # across machines: inside each machine first, then between them
+        seconds = ln.hierarchical_allreduce_s(message, t, dep.per_machine, inside,
+                                              _scaled(dep.between, dep.overhead_scale))
+    return seconds + dep.overhead_scale * dep.engine.collective_s
+
+
+def _expert_collective_s(dep: Deployment, tokens: float) -> float:
+    """One all-to-all that sends each token's hidden state to the cards of its experts."""
+    par = dep.group
+    members = par.tensor * par.expert
+    if par.expert <= 1:
+        return 0.0
+    per_card = tokens * (dep.model.experts_per_token or 1) * (dep.model.hidden_size or 0) \
+        * ACTIVATION_BYTES / members
+    link = _scaled(_link(dep, members), dep.overhead_scale)
+    return ln.all_to_all_s(per_card, members, link) + dep.overhead_scale * dep.engine.collective_s
+
+
+def _hop_s(dep: Deployment, tokens: float) -> float:
+    """One pipeline hop: the hidden states of `tokens` tokens to the next stage, over the
+    network when the stages sit in different machines."""
+    par = dep.group
+    if par.pipeline <= 1 or dep.ideal or not dep.priced:
+        return 0.0
+    crosses = par.tensor * par.expert * par.pipeline > dep.per_machine
+    link = _scaled(dep.between if crosses else dep.inside, dep.overhead_scale)
+    message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
+    return ln.send_s(message, link) + dep.overhead_scale * dep.engine.hop_s

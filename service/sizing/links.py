@@ -1,0 +1,113 @@
+"""The links between cards and the collectives that cross them.
+
+A link is what one card reaches its peers over: the achievable bytes per second in one direction
+and the latency of one collective. Vendors quote a card's link as its total of both directions
+(NVLink 4: 900 GB/s = 450 each way; PCIe 4.0 x16: 64 GB/s = 32 each way); collectives move data
+in both directions at once, so each direction carries half, at the share a collective library
+really reaches.
+"""
+
+import math
+from dataclasses import dataclass
+
+from . import defaults as d
+from .catalog import PCIE_LINE_GB_PER_S, Card
+from .units import GB
+
+
+@dataclass(frozen=True)
+class Link:
+    """Achievable bytes per second in one direction and the fixed cost of one collective."""
+
+    name: str
+    bytes_per_s: float
+    latency_s: float
+    note: str
+
+
+def card_link(card: Card, notes, floor: bool = True) -> Link | None:
+    """The link between cards of one machine: the card's NVLink/xGMI/Infinity Fabric, or PCIe.
+
+    Where no figure is given, the guide's PCIe figure stands in (for a dedicated link, as a
+    floor, and only when `floor`; otherwise None)."""
+    quoted = card.interconnect_bytes_per_s
+    kind = card.interconnect
+    if quoted is None:
+        if kind != "pcie" and not floor:
+            return None
+        quoted = PCIE_LINE_GB_PER_S * GB
+        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S,
+                     f"{card.id} gives no interconnect figure; the guide's PCIe figure (64 GB/s per "
+                     "card, both directions) is used" + ("" if kind == "pcie" else
+                                                         " as a floor for its dedicated link"))
+        kind = "pcie"
+    efficiency, latency = d.LINK_EFFICIENCY[kind], d.LINK_LATENCY_S[kind]
+    name = card.interconnect_name or ("PCIe" if kind == "pcie" else "dedicated link")
+    link = Link(name, quoted / 2 * efficiency.value, latency.value,
+                f"{quoted / GB:g} GB/s both ways, {quoted / 2 / GB:g} each way at "
+                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective")
+    notes.assume("link", link.name, f"{link.note} ({efficiency.note}; {latency.note})")
+    return link
+
+
+def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, notes) -> Link:
+    """A card's share of its machine's network, for traffic between machines."""
+    machine_gb_per_s = given_gb_per_s or notes.use(
+        "network_gb_per_s", None, d.Default(d.NETWORK_GB_PER_S_PER_MACHINE[card.line],
+                                            d.NETWORK_NOTE))
+    efficiency, latency = d.LINK_EFFICIENCY["network"], d.LINK_LATENCY_S["network"]
+    per_card = machine_gb_per_s * GB / per_machine
+    return Link(f"network ({machine_gb_per_s:g} GB/s per machine)", per_card * efficiency.value,
+                latency.value,
+                f"{machine_gb_per_s:g} GB/s per machine shared by {per_machine} cards at "
+                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective")
+
+
+def collective_latency_s(members: int, link: Link) -> float:
+    """The fixed cost of one collective over `members` cards: the link's latency for each of the
+    log2(n) rounds of a tree or recursive doubling (small messages take that path)."""
+    return link.latency_s * max(1.0, math.log2(members))
+
+
+def allreduce_s(message_bytes: float, members: int, link: Link) -> float:
+    """Ring all-reduce: 2(n-1)/n of the message over each link, plus the collective's latency."""
+    if members <= 1:
+        return 0.0
+    return 2 * (members - 1) / members * message_bytes / link.bytes_per_s + collective_latency_s(members, link)
+
+
+def gather_s(full_bytes: float, members: int, link: Link) -> float:
+    """All-gather (or reduce-scatter) of a message sharded over `members`: (n-1)/n of it in."""
+    if members <= 1:
+        return 0.0
+    return (members - 1) / members * full_bytes / link.bytes_per_s + collective_latency_s(members, link)
+
+
+def all_to_all_s(bytes_per_card: float, members: int, link: Link) -> float:
+    """All-to-all: each card sends (n-1)/n of its bytes to the others."""
+    if members <= 1:
+        return 0.0
+    return (members - 1) / members * bytes_per_card / link.bytes_per_s + collective_latency_s(members, link)
+
+
+def send_s(message_bytes: float, link: Link) -> float:
+    """One point-to-point message (a pipeline hop)."""
+    return message_bytes / link.bytes_per_s + link.latency_s
+
+
+def hierarchical_allreduce_s(message_bytes: float, members: int, in_machine: int, inside: Link,
+                             between: Link) -> float:
+    """All-reduce over `members` cards, `in_machine` of them in each machine: a reduce-scatter and
+    all-gather inside the machine, and an all-reduce of each card's shard across the machines."""
+    local = min(members, max(1, in_machine))
+    machines = max(1, members // local)
+    return (allreduce_s(message_bytes, local, inside)
+            + allreduce_s(message_bytes / local, machines, between))
+
+
+def hierarchical_gather_s(full_bytes: float, members: int, in_machine: int, inside: Link,
+                          between: Link) -> float:
+    """All-gather (or reduce-scatter) over `members` cards, `in_machine` of them per machine."""
+    local = min(members, max(1, in_machine))
+    machines = max(1, members // local)
+    return gather_s(full_bytes, local, inside) + gather_s(full_bytes / local, machines, between)

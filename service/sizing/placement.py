@@ -1,0 +1,363 @@
+"""Placing a job on cards: the plan an engine runs, the least count it can run on, and whether
+the job fits the cards asked for.
+
+Serving engines (vLLM, SGLang, TensorRT-LLM) split one copy of a model with tensor parallelism
+inside a machine, at a power-of-two degree that divides the heads, then with pipeline stages
+(or, for MoE, expert parallelism) across machines; the cards left over serve further copies.
+A layer split (llama.cpp, Ollama, HF transformers, exllamav2) spreads one copy over every card.
+Training splits with tensor parallelism only when a card cannot hold the activations, and
+shards model states over the data-parallel copies (ZeRO).
+"""
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from . import defaults as d
+from . import memory as m
+from .catalog import Card
+from .engines import ENGINES, Engine
+from .errors import InvalidInputError
+from .inputs import Notes, Workload
+from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
+from .units import GB, GIB
+from .model import ModelSpec
+from .plan import Parallelism, check_given, machines_for, tensor_degrees
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A plan on `cards` cards (it uses parallelism.cards of them) and what its busiest card holds."""
+
+    parallelism: Parallelism
+    cards: int
+    cards_per_machine: int
+    machines: int
+    sequences: int | None
+    need_bytes_per_card: int
+    model_state_bytes_per_card: int
+    usable_bytes_per_card: int
+    fits: bool
+    max_concurrent_sequences: int | None
+    zero_stage: int | None
+    given: bool
+
+    @property
+    def idle_cards(self) -> int:
+        return self.cards - self.parallelism.cards
+
+    @property
+    def free_bytes_per_card(self) -> int:
+        return self.usable_bytes_per_card - self.need_bytes_per_card
+
+
+def usable_bytes(card: Card, notes: Notes) -> int:
+    fraction = notes.use("memory_usable_fraction", None, d.MEMORY_USABLE_FRACTION)
+    return m.usable_bytes(card.memory_bytes, fraction)
+
+
+# --- serving ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServingPlacements:
+    asked: Placement        # on the cards asked for (or the least count when none was asked)
+    least: Placement | None  # the least count the engine's plan runs on; None: no count holds it
+    fewer: Placement | None  # fewer cards under a layer split, when the engine's plan needs more
+
+
+def serving_placements(
+    model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+    count: int | None, per_machine: int, notes: Notes,
+) -> ServingPlacements:
+    """The engine's plan on `count` cards and on the least count that holds the batch."""
+    usable = usable_bytes(card, notes)
+    engine = ENGINES[workload.engine]
+    batch = workload.batch_size
+
+    def place(par: Parallelism, cards: int, given: bool = False) -> Placement:
+        return _serving(breakdown, par, cards, batch, usable, per_machine, given)
+
+    given = workload.parallelism
+    if given is not None:
+        check_given(model, given, False, engine.split == "tensor")
+        if count is not None and given.cards != count:
+            raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
+                                    f"{count} asked for", "workload.parallelism")
+        asked = place(given, given.cards, True)
+        least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
+        return ServingPlacements(asked, least, None)
+    least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
+    if count is None:
+        asked = least if least is not None else place(_largest(model, engine, per_machine), 1)
+    else:
+        asked = _on_count(model, engine, per_machine, count, place)
+    fewer = None
+    if engine.split == "tensor" and least is not None and least.cards > 1:
+        layer = _least(lambda par: place(par, par.cards), groups(model, ENGINES["llama.cpp"],
+                                                                  per_machine))
+        if layer is not None and layer.cards < least.cards:
+            fewer = layer
+    return ServingPlacements(asked, least, fewer)
+
+
+def _serving(breakdown: MemoryBreakdown, par: Parallelism, cards: int, batch: int, usable: int,
+             per_machine: int, given: bool) -> Placement:
+    sequences = math.ceil(batch / par.replicas)
+    need = breakdown.serving_need_bytes_per_card(par, sequences)
+    per_copy = breakdown.max_sequences(par, usable)
+    return Placement(
+        parallelism=par, cards=cards, cards_per_machine=per_machine,
+        machines=machines_for(par, per_machine), sequences=sequences,
+        need_bytes_per_card=need, model_state_bytes_per_card=breakdown.weights_bytes_per_card(par),
+        usable_bytes_per_card=usable, fits=need <= usable,
+        max_concurrent_sequences=None if per_copy is None else per_copy * par.replicas,
+        zero_stage=None, given=given)
+
+
+def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Parallelism]:
+    """One copy of the model, smallest first, as the engine would split it."""
+    limit = model.layers or d.MAX_CARDS
+    if engine.split == "layer":
+        yield from (Parallelism(pipeline=p) for p in range(1, min(limit, d.MAX_CARDS) + 1))
+        return
+    degrees = tensor_degrees(model, per_machine) or (1,)
+    yield from (Parallelism(tensor=t) for t in degrees)
+    t = degrees[-1]
+    for k in range(2, d.MAX_CARDS // t + 1):
+        if model.is_moe and engine.expert_parallel:
+            if not model.experts or model.experts % (t * k) == 0:
+                yield Parallelism(tensor=t, expert=k)
+        elif k <= limit:
+            yield Parallelism(tensor=t, pipeline=k)
+        else:
+            return
+
+
+def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:
+    degrees = tensor_degrees(model, per_machine) or (1,)
+    return Parallelism(tensor=degrees[-1]) if engine.split == "tensor" else Parallelism()
+
+
+def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Parallelism]) -> Placement | None:
+    """The first group that holds the batch. The need falls as groups grow, so once the groups
+    step by whole machines the search gallops and bisects."""
+    pending: list[Parallelism] = []
+    for par in groups:
+        if par.pipeline == 1 and par.expert == 1:
+            placed = place(par)
+            if placed.fits:
+                return placed
+            continue
+        pending.append(par)
+        if len(pending) >= 2 ** 12:
+            break
+    return _bisect(place, pending)
+
+
+def _bisect(place, candidates: list[Parallelism]) -> Placement | None:
+    if not candidates or not place(candidates[-1]).fits:
+        return None
+    low, high = 0, len(candidates) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if place(candidates[middle]).fits:
+            high = middle
+        else:
+            low = middle + 1
+    return place(candidates[low])
+
+
+def _on_count(model, engine, per_machine, count, place) -> Placement:
+    """The engine's plan on exactly `count` cards: one copy over all of them (a layer split), or
+    the smallest copy that holds its share of the batch, with copies on the cards left over."""
+    if engine.split == "layer":
+        stages = min(count, model.layers or count)
+        return replace(place(Parallelism(pipeline=stages), count))
+    best = None
+    for par in groups(model, engine, per_machine):
+        if par.group > count:
+            break
+        copies = replace(par, replicas=count // par.group)
+        placed = place(copies, count)
+        if placed.fits:
+            return placed
+        best = placed
+    return best if best is not None else place(Parallelism(), count)
+
+
+# --- training -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingPlacements:
+    asked: Placement
+    least: Placement | None
+    workload: Workload          # with the plan's ZeRO stage
+    breakdown: MemoryBreakdown  # at the plan's tensor degree and stage
+
+
+def training_placements(
+    model: ModelSpec, workload: Workload, card: Card, count: int | None, per_machine: int,
+    notes: Notes,
+) -> TrainingPlacements:
+    """The plan a training engine runs on `count` cards (or the least count that holds it)."""
+    usable = usable_bytes(card, notes)
+    breakdowns: dict[tuple, MemoryBreakdown] = {}
+
+    def breakdown(stage: int | None, tensor: int) -> MemoryBreakdown:
+        key = (stage, tensor)
+        if key not in breakdowns:
+            breakdowns[key] = memory_breakdown(model, replace(workload, zero_stage=stage), Notes(), tensor)
+        return breakdowns[key]
+
+    def place(group: Parallelism, stage: int | None, copies: int, cards: int, given: bool) -> Placement:
+        par = replace(group, data=copies)
+        b = breakdown(stage, par.tensor)
+        need = b.training_need_bytes_per_card(par)
+        return Placement(par, cards, per_machine, machines_for(par, per_machine), None, need,
+                         b.model_state_bytes_per_card(par), usable, need <= usable, None, stage, given)
+
+    recipes = list(_recipes(model, workload, per_machine))
+    given = workload.parallelism is not None
+    if count is not None and given:
+        group = recipes[0][0]
+        if count % group.group:
+            raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
+                                    f"degree {group.group}", "hardware.count")
+    least = None
+    for group, stage in recipes:
+        copies = _least_copies(lambda n, g=group, s=stage: place(g, s, n, g.group * n, given).fits)
+        if copies is not None:
+            least = place(group, stage, copies, group.group * copies, given)
+            break
+    if count is None:
+        asked = least if least is not None else place(recipes[0][0], recipes[0][1], 1,
+                                                      recipes[0][0].group, given)
+    else:
+        asked = _training_on_count(recipes, count, place, given)
+    stage = asked.zero_stage
+    chosen = replace(workload, zero_stage=stage, parallelism=replace(asked.parallelism))
+    final = memory_breakdown(model, chosen, notes, asked.parallelism.tensor)
+    _training_reasons(asked, workload, notes)
+    return TrainingPlacements(asked, least, chosen, final)
+
+
+def _recipes(model: ModelSpec, workload: Workload, per_machine: int) -> Iterator[tuple[Parallelism, int | None]]:
+    """(one copy's split, ZeRO stage) in the order a practitioner tries them: data parallel with
+    the guide's even split of states (FSDP, ZeRO-3-like); tensor parallelism inside a machine
+    with a distributed optimizer (Megatron, ZeRO-1); pipeline stages across machines; and the
+    even split again when nothing else holds it. A stage the caller gave is kept throughout."""
+    stage = workload.zero_stage
+    given = workload.parallelism
+    if given is not None:
+        group = replace(given, data=1, replicas=1)
+        if stage is not None or group.group == 1:
+            yield group, stage
+        else:
+            yield group, 1
+            yield group, None
+        return
+    yield Parallelism(), stage
+    degrees = tensor_degrees(model, per_machine) or (1,)
+    split_stage = stage if stage is not None else 1
+    for t in degrees[1:]:
+        yield Parallelism(tensor=t), split_stage
+    t = degrees[-1]
+    p = 2
+    while p <= (model.layers or 64):
+        yield Parallelism(tensor=t, pipeline=p), split_stage
+        p *= 2
+    if stage is None:
+        for t in degrees[1:]:
+            yield Parallelism(tensor=t), None
+
+
+def _least_copies(fits: Callable[[int], bool]) -> int | None:
+    """The least number of data-parallel copies that holds the states; sharding over more copies
+    never needs more per card, so this gallops, then bisects."""
+    if fits(1):
+        return 1
+    high = 2
+    while not fits(high):
+        if high >= d.MAX_CARDS:
+            return None
+        high = min(d.MAX_CARDS, high * 2)
+    low = high // 2
+    while low + 1 < high:
+        middle = (low + high) // 2
+        if fits(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _training_on_count(recipes, count, place, given) -> Placement:
+    best = None
+    for group, stage in recipes:
+        if count % group.group:
+            continue
+        placed = place(group, stage, count // group.group, count, given)
+        if placed.fits:
+            return placed
+        best = best or placed
+    if best is None:
+        group, stage = recipes[0]
+        best = place(group, stage, max(1, count // group.group), count, given)
+    return best
+
+
+def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> None:
+    par = asked.parallelism
+    if asked.given:
+        notes.assume("parallelism", par.describe(), "the plan given")
+    elif par.model_parallel == 1:
+        notes.assume("parallelism", par.describe(),
+                     "data parallel: every card holds the whole model's activations")
+    else:
+        notes.assume("parallelism", par.describe(),
+                     "tensor parallelism inside a machine (and pipeline stages across machines): "
+                     "one card cannot hold a whole copy's activations and model states")
+    if workload.zero_stage is None:
+        notes.assume("zero_stage", "guide even split" if asked.zero_stage is None else asked.zero_stage,
+                     "model states split evenly over all cards (FSDP, ZeRO-3-like), as the guide "
+                     "does" if asked.zero_stage is None else
+                     "a distributed optimizer (ZeRO-1) beside tensor parallelism, as Megatron runs it")
+
+
+# --- the fit, as answered -------------------------------------------------------------------
+
+
+def fit_answer(asked: Placement, least: Placement | None, card: Card, count_given: bool) -> FitAnswer:
+    """Whether the job fits the cards asked for under the engine's plan, and the least count."""
+    needed = None if least is None else least.cards
+    return FitAnswer(
+        card_id=card.id, count=asked.cards, count_given=count_given, fits=asked.fits,
+        cards_needed=needed, card_memory_bytes=card.memory_bytes,
+        usable_bytes_per_card=asked.usable_bytes_per_card,
+        need_bytes_per_card=asked.need_bytes_per_card,
+        model_state_bytes_per_card=asked.model_state_bytes_per_card,
+        free_bytes_per_card=asked.free_bytes_per_card,
+        total_bytes=asked.need_bytes_per_card * asked.parallelism.cards,
+        max_concurrent_sequences=asked.max_concurrent_sequences,
+        reason=_reason(asked, card, needed),
+    )
+
+
+def _reason(asked: Placement, card: Card, needed: int | None) -> str:
+    par = asked.parallelism
+    state = asked.model_state_bytes_per_card / GB
+    rest = asked.need_bytes_per_card / GB - state
+    plan = "" if par.cards == 1 else f" ({par.describe()})"
+    head = (f"{asked.cards} x {card.id}{plan}: each card holds {state:.1f} GB of model state "
+            f"and {rest:.1f} GB of KV cache, activations and runtime ({asked.need_bytes_per_card / GB:.1f} GB)"
+            f"; {asked.usable_bytes_per_card / GB:.1f} GB of its {card.memory_bytes / GIB:g} GiB "
+            f"({card.memory_bytes / GB:.1f} GB) is usable")
+    if asked.idle_cards:
+        head += f"; the plan leaves {asked.idle_cards} of the {asked.cards} cards idle"
+    if needed is None:
+        return head + "; no number of these cards holds it"
+    if asked.fits:
+        return head + f", {asked.free_bytes_per_card / GB:.1f} GB to spare"
+    return head + f", {-asked.free_bytes_per_card / GB:.1f} GB short; {needed} cards are needed"

@@ -1,0 +1,171 @@
+"""A plan of parallelism: how one job's work is split over cards, and the machines they sit in.
+
+The degrees multiply to the cards the plan uses:
+  tensor    each layer's matrices are split over this many cards, which combine their partial
+            results with collectives inside every layer (Megatron-style; llama.cpp's row split)
+  pipeline  the layers are split into this many stages, one after another (llama.cpp's layer
+            split is a pipeline whose stages a token visits in turn)
+  expert    MoE: the routed experts are spread over tensor x expert cards, while each group of
+            `tensor` cards keeps its own copy of attention and the dense layers and serves its
+            own share of the sequences (attention data-parallel); 1 for a dense model
+  data      training: copies that each take a share of the global batch and reduce gradients
+  replicas  serving: independent copies that each serve their own requests
+"""
+
+import math
+from dataclasses import dataclass
+
+from . import defaults as d
+from .catalog import Card
+from .errors import InvalidInputError
+from .model import ModelSpec
+
+# One machine holds: 8 cards on a data-centre baseboard (HGX, OAM) or in a PCIe server; 4
+# dual-slot cards in a workstation tower; 4 consumer cards on a workstation-class board with
+# risers and two supplies (a plain desktop takes 2, the second slot often x8).
+CARDS_PER_MACHINE = {"datacenter": 8, "workstation": 4, "consumer": 4}
+CARDS_PER_MACHINE_NOTE = {
+    "datacenter": "a data-centre server holds 8 cards (an HGX/OAM baseboard or an 8-slot PCIe server)",
+    "workstation": "a workstation tower holds 4 dual-slot cards",
+    "consumer": "a consumer build holds at most 4 cards (workstation-class board, risers, two "
+                "supplies; a plain desktop takes 2)",
+}
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """Degrees of parallelism (see the module's docstring); their product is the card count."""
+
+    tensor: int = 1
+    pipeline: int = 1
+    expert: int = 1
+    data: int = 1
+    replicas: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("tensor", "pipeline", "expert", "data", "replicas"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"{name} must be a whole number of at least 1",
+                                        f"workload.parallelism.{name}")
+
+    @property
+    def cards(self) -> int:
+        return self.tensor * self.pipeline * self.expert * self.data * self.replicas
+
+    @property
+    def group(self) -> int:
+        """Cards that hold one copy of the model: tensor x pipeline x expert."""
+        return self.tensor * self.pipeline * self.expert
+
+    @property
+    def model_parallel(self) -> int:
+        """Cards one copy of a dense layer stack is split over: tensor x pipeline."""
+        return self.tensor * self.pipeline
+
+    @property
+    def dense_copies(self) -> int:
+        """How many copies of the dense (non-expert) weights there are: expert x data x replicas."""
+        return self.expert * self.data * self.replicas
+
+    def describe(self) -> str:
+        parts = [f"{name} {getattr(self, name)}" for name in ("tensor", "pipeline", "expert", "data",
+                                                              "replicas") if getattr(self, name) > 1]
+        return " x ".join(parts) if parts else "one card"
+
+
+@dataclass(frozen=True)
+class PlanAnswer:
+    """The plan an answer used: its degrees, the cards and machines it occupies, whether the
+    caller gave it, and for training how the global batch is filled."""
+
+    tensor: int
+    pipeline: int
+    expert: int
+    data: int
+    replicas: int
+    cards: int
+    idle_cards: int
+    machines: int
+    cards_per_machine: int
+    given: bool
+    description: str
+    micro_batch: int | None = None
+    gradient_accumulation: int | None = None
+    global_batch_tokens: int | None = None
+
+
+def plan_answer(par: Parallelism, cards: int, machines: int, per_machine: int, given: bool,
+                training=None) -> PlanAnswer:
+    """The plan as answered; `training` (a TrainingAnswer) adds how the batch is filled."""
+    return PlanAnswer(
+        tensor=par.tensor, pipeline=par.pipeline, expert=par.expert, data=par.data,
+        replicas=par.replicas, cards=par.cards, idle_cards=cards - par.cards, machines=machines,
+        cards_per_machine=per_machine, given=given, description=par.describe(),
+        micro_batch=None if training is None else training.micro_batch,
+        gradient_accumulation=None if training is None else training.gradient_accumulation,
+        global_batch_tokens=None if training is None else training.global_batch_tokens)
+
+
+def cards_per_machine(card: Card, given: int | None, notes) -> int:
+    """Cards one machine holds: given, or the line's typical machine."""
+    if given is not None:
+        return given
+    return notes.use("cards_per_machine", None,
+                     d.Default(CARDS_PER_MACHINE[card.line], CARDS_PER_MACHINE_NOTE[card.line]))
+
+
+def machines_for(par: Parallelism, per_machine: int) -> int:
+    """Machines the plan occupies: a tensor group never straddles two machines when it fits in
+    one, so groups are packed whole."""
+    if par.tensor <= per_machine:
+        groups_per_machine = per_machine // par.tensor
+        return math.ceil(par.cards // par.tensor / groups_per_machine)
+    return math.ceil(par.cards / per_machine)
+
+
+def tensor_degrees(model: ModelSpec, limit: int) -> tuple[int, ...]:
+    """Tensor-parallel degrees a serving engine accepts, up to `limit`: powers of two that divide
+    the attention heads, with KV heads divided or replicated (vLLM's rule: kv_heads % t == 0 or
+    t % kv_heads == 0). Without head counts every power of two is allowed."""
+    out = []
+    t = 1
+    while t <= limit:
+        if tensor_divides(model, t):
+            out.append(t)
+        t *= 2
+    return tuple(out)
+
+
+def tensor_divides(model: ModelSpec, tensor: int) -> bool:
+    """Whether `tensor` cards can split the model's attention heads (and KV heads) evenly."""
+    heads, kv = model.attention_heads, model.resolved_kv_heads
+    if heads and heads % tensor:
+        return False
+    if kv and model.attention != "mla" and kv % tensor and tensor % kv:
+        return False
+    return True
+
+
+def check_given(model: ModelSpec, par: Parallelism, training: bool, tensor_rule: bool) -> None:
+    """A caller's plan must describe something an engine can run."""
+    field = "workload.parallelism"
+    if tensor_rule and par.tensor > 1 and not tensor_divides(model, par.tensor):
+        raise InvalidInputError(
+            f"tensor {par.tensor} does not divide the model's {model.attention_heads} attention "
+            f"heads and {model.resolved_kv_heads} KV heads; engines split heads evenly", f"{field}.tensor")
+    if model.layers and par.pipeline > model.layers:
+        raise InvalidInputError(f"pipeline {par.pipeline} exceeds the model's {model.layers} layers",
+                                f"{field}.pipeline")
+    if par.expert > 1 and not model.is_moe:
+        raise InvalidInputError("expert parallelism needs a mixture-of-experts model", f"{field}.expert")
+    if par.expert > 1 and model.experts and model.experts % (par.expert * par.tensor) and \
+            (par.expert * par.tensor) % model.experts:
+        raise InvalidInputError(f"tensor x expert ({par.tensor * par.expert}) does not spread the "
+                                f"model's {model.experts} experts evenly", f"{field}.expert")
+    if training and par.replicas > 1:
+        raise InvalidInputError("training copies are data parallel: use data, not replicas",
+                                f"{field}.replicas")
+    if not training and par.data > 1:
+        raise InvalidInputError("serving copies are replicas: use replicas, not data",
+                                f"{field}.data")
