@@ -8,38 +8,46 @@ import sys
 import pytest
 
 from service.accuracy import calibrate, validate
+from service.accuracy import fit as fitting
 
-DECODE = [validate.decode_case(row) for row in validate.read_cases("decode.csv")]
-TRAINING = [validate.training_case(row) for row in validate.read_cases("training.csv")]
+RESULTS = validate.run()
+BY_REGIME = {regime: [r for r in RESULTS if r.regime == regime] for regime in validate.FILES}
+ROOFLINED = [r for r in RESULTS if r.regime in ("single card, one stream", "several cards, one stream",
+                                                  "several cards, full load")]
 
 
-@pytest.mark.parametrize("case", DECODE, ids=lambda r: r.case[:50])
-def test_no_batch_1_measurement_beats_its_ceiling(case):
+@pytest.mark.parametrize("case", ROOFLINED, ids=lambda r: r.case[:60])
+def test_no_measurement_beats_its_ceiling(case):
     assert case.measured <= case.ceiling
     assert case.expected <= case.ceiling
 
 
-@pytest.mark.parametrize("case", TRAINING, ids=lambda r: r.case[:40])
+@pytest.mark.parametrize("case", BY_REGIME["training, whole runs"], ids=lambda r: r.case[:40])
 def test_no_training_run_implies_an_mfu_of_55_percent(case):
-    assert 0 < case.implied_mfu < validate.MAX_IMPLIED_MFU
+    assert 0 < case.ceiling < validate.MAX_IMPLIED_MFU
 
 
-def test_the_median_decode_error_is_within_25_percent():
-    assert validate.summary([r.ratio for r in DECODE])["median_error"] <= validate.MAX_MEDIAN_DECODE_ERROR
+@pytest.mark.parametrize("regime", list(validate.FILES))
+def test_each_regimes_median_error_is_within_its_limit(regime):
+    ratios = [r.ratio for r in BY_REGIME[regime]]
+    assert len(ratios) >= 10
+    assert validate.summary(ratios)["median_error"] <= validate.MAX_MEDIAN_ERROR[regime]
 
 
 def test_every_case_names_its_source():
-    for name in ("decode.csv", "training.csv"):
-        assert all(row["source"].strip() for row in validate.read_cases(name))
+    for name in validate.FILES.values():
+        rows = validate.read_cases(name)
+        assert rows and all(row["source"].strip() for row in rows), name
 
 
 def test_make_validate_passes_and_writes_the_table(tmp_path):
     out = tmp_path / "accuracy.md"
     result = subprocess.run([sys.executable, "-m", "service.accuracy.validate", "--out", str(out)],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert "| batch-1 decode (tokens/s) |" in text and "| training (GPU-hours) |" in text
+    for regime in validate.FILES:
+        assert f"| {regime} |" in text
 
 
 def _write(path, rows):
@@ -50,11 +58,16 @@ def _write(path, rows):
     return path
 
 
-def test_a_measurement_above_the_ceiling_fails_validation(tmp_path):
-    rows = validate.read_cases("decode.csv")
-    rows[0] = {**rows[0], "measured_tokens_per_s": "100000"}
-    bad = _write(tmp_path / "decode.csv", rows)
-    assert validate.main(["--decode", str(bad), "--out", str(tmp_path / "a.md")]) == 1
+@pytest.mark.parametrize(("name", "flag", "column"), [
+    ("decode.csv", "--decode", "measured_tokens_per_s"),
+    ("multicard_decode.csv", "--multicard-decode", "measured_tokens_per_s"),
+    ("throughput.csv", "--throughput", "measured_output_tokens_per_s"),
+])
+def test_a_measurement_above_the_ceiling_fails_validation(tmp_path, name, flag, column):
+    rows = validate.read_cases(name)
+    rows[0] = {**rows[0], column: "10000000"}
+    bad = _write(tmp_path / name, rows)
+    assert validate.main([flag, str(bad), "--out", str(tmp_path / "a.md")]) == 1
 
 
 def test_an_impossible_training_run_fails_validation(tmp_path):
@@ -64,11 +77,27 @@ def test_an_impossible_training_run_fails_validation(tmp_path):
     assert validate.main(["--training", str(bad), "--out", str(tmp_path / "a.md")]) == 1
 
 
-def test_a_drifted_median_fails_validation(tmp_path):
-    rows = [{**row, "measured_tokens_per_s": f"{float(row['measured_tokens_per_s']) / 2:.2f}"}
-            for row in validate.read_cases("decode.csv")]
-    assert validate.main(["--decode", str(_write(tmp_path / "d.csv", rows)),
-                          "--out", str(tmp_path / "a.md")]) == 1
+@pytest.mark.parametrize(("name", "flag", "column"), [
+    ("decode.csv", "--decode", "measured_tokens_per_s"),
+    ("multicard_decode.csv", "--multicard-decode", "measured_tokens_per_s"),
+    ("training_scale.csv", "--training-scale", "measured_mfu"),
+])
+def test_a_drifted_median_fails_validation(tmp_path, name, flag, column):
+    rows = [{**row, column: f"{float(row[column]) / 2:.6g}"} for row in validate.read_cases(name)]
+    assert validate.main([flag, str(_write(tmp_path / name, rows)), "--out", str(tmp_path / "a.md")]) == 1
+
+
+def test_the_multi_card_rows_name_plans_an_engine_runs():
+    for row in validate.read_cases("multicard_decode.csv") + validate.read_cases("throughput.csv"):
+        par = validate.plan(row["plan"])
+        assert par is None or par.cards == int(row["count"]), row["case"]
+
+
+@pytest.mark.parametrize("fit", fitting.FITS, ids=lambda f: f.engine)
+def test_the_engines_constants_are_what_their_fit_finds(fit):
+    """engines.py holds a point no single move on the grid improves on the published runs: a new
+    run that moves a constant fails here until the constant is refitted (make fit) and reviewed."""
+    assert fitting.refit(fit, lambda line: None) == {}
 
 
 def test_the_calibration_script_measures_and_emits_a_loadable_catalog_entry(tmp_path, capsys):
