@@ -9,7 +9,7 @@ no more bandwidth than one card: each stage reads its layers while the others wa
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import links as ln
 from . import weights
@@ -138,7 +138,7 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
     dense_card = math.ceil(dense * share / par.tensor)
     expert_card = math.ceil(experts * share / (par.tensor * par.expert))
     weights_card = dense_card + expert_card
-    kv_card = math.ceil(dep.breakdown.kv_bytes_per_card(replace(par, pipeline=1), batch) * share)
+    kv_card = dep.breakdown.kv_bytes_per_card(par, batch, share)
     tokens = batch + prefill_tokens
     split = share / (par.tensor * par.expert)
     active_experts = _active_expert_params(model)

@@ -79,14 +79,16 @@ class MemoryBreakdown:
         return (math.ceil(dense * share / par.tensor)
                 + math.ceil(self.expert_weights_bytes * share / (par.tensor * par.expert)))
 
-    def kv_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
+    def kv_bytes_per_card(self, par: Parallelism, sequences: int, share: float | None = None) -> int:
         """KV cache on the busiest card when one copy of the model serves `sequences`: each of
-        the `expert` attention groups keeps its share of the sequences."""
+        the `expert` attention groups keeps its share of the sequences, each card of a group its
+        share of the heads, for `share` of the layers (default: the busiest stage's)."""
         if not self.kv_cache_bytes_per_sequence:
             return 0
         per_group = math.ceil(sequences / par.expert)
-        return math.ceil(per_group * self.kv_cache_bytes_per_sequence
-                         * self.stage_share(par.pipeline) * self.kv_tensor_share(par.tensor))
+        layers = self.stage_share(par.pipeline) if share is None else share
+        return math.ceil(per_group * self.kv_cache_bytes_per_sequence * layers
+                         * self.kv_tensor_share(par.tensor))
 
     def serving_need_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
         """Weights, KV cache for `sequences` per copy, and the runtime, on the busiest card."""

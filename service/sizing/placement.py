@@ -25,6 +25,9 @@ from .model import ModelSpec
 from .plan import Parallelism, check_given, machines_for, tensor_degrees
 
 
+MAX_SEARCH = 2 ** 12  # copies of a model over more machines than this are not sized
+
+
 @dataclass(frozen=True)
 class Placement:
     """A plan on `cards` cards (it uses parallelism.cards of them) and what its busiest card holds."""
@@ -140,8 +143,8 @@ def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:
 
 
 def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Parallelism]) -> Placement | None:
-    """The first group that holds the batch. The need falls as groups grow, so once the groups
-    step by whole machines the search gallops and bisects."""
+    """The first group that holds the batch. The groups inside one machine are tried in turn;
+    beyond it the need falls as machines are added, so the search gallops, then bisects."""
     pending: list[Parallelism] = []
     for par in groups:
         if par.pipeline == 1 and par.expert == 1:
@@ -150,9 +153,21 @@ def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Paralleli
                 return placed
             continue
         pending.append(par)
-        if len(pending) >= 2 ** 12:
+        if len(pending) >= MAX_SEARCH:
             break
-    return _bisect(place, pending)
+    return _gallop(place, pending)
+
+
+def _gallop(place, candidates: list[Parallelism]) -> Placement | None:
+    """The first candidate that fits, when fitting is monotone along the list."""
+    if not candidates:
+        return None
+    high = 0
+    while not place(candidates[high]).fits:
+        if high == len(candidates) - 1:
+            return None
+        high = min(len(candidates) - 1, 2 * high + 1)
+    return _bisect(place, candidates[:high + 1])
 
 
 def _bisect(place, candidates: list[Parallelism]) -> Placement | None:

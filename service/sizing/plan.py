@@ -43,11 +43,10 @@ class Parallelism:
     replicas: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("tensor", "pipeline", "expert", "data", "replicas"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{name} must be a whole number of at least 1",
-                                        f"workload.parallelism.{name}")
+        if min(self.tensor, self.pipeline, self.expert, self.data, self.replicas) < 1:
+            name = next(n for n in ("tensor", "pipeline", "expert", "data", "replicas")
+                        if getattr(self, n) < 1)
+            raise InvalidInputError(f"{name} must be at least 1", f"workload.parallelism.{name}")
 
     @property
     def cards(self) -> int:
