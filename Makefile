@@ -8,7 +8,7 @@ THREADS ?= 4
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test validate bench fuzz soak clean
+.PHONY: help install run test validate fit bench fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,8 +29,11 @@ run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest
 
-validate: $(STAMP) ## estimates against published measurements; writes docs/accuracy.md
+validate: $(STAMP) ## estimates against published measurements, by regime; writes docs/accuracy.md
 	$(BIN)/python -m service.accuracy.validate --out docs/accuracy.md
+
+fit: $(STAMP) ## refit the engines' constants on the published runs (prints; engines.py is edited by hand)
+	$(BIN)/python -m service.accuracy.fit
 
 bench: $(STAMP) ## /estimate against the framework floor under gunicorn; writes docs/performance.md
 	@command -v wrk >/dev/null || echo "wrk not found (apt-get install wrk): using a Python load generator"

@@ -83,6 +83,12 @@ class SizingClient:
         return self._post("/scaling", _body(model=model, workload=workload, hardware=hardware,
                                             deadline_days=deadline_days))
 
+    def capacity(self, *, model: str | Json, target: Json, workload: Json | None = None,
+                 cards: list[str] | None = None, filters: Json | None = None, **extra: Any) -> Json:
+        """The cards (and machines) each card type needs to meet a serving target."""
+        return self._post("/capacity", _body(model=model, target=target, workload=workload,
+                                             cards=cards, filters=filters, **extra))
+
     def cost(self, *, power_w: float | None = None, hardware: Json | None = None,
              energy: Json | None = None, **extra: Any) -> Json:
         return self._post("/cost", _body(power_w=power_w, hardware=hardware, energy=energy, **extra))

@@ -31,6 +31,8 @@ def test_every_operation_answers(client):
     assert client.scaling(model={"params_billion": 7}, workload={"train_tokens": 1e12},
                           hardware={"card": "D-M", "count": 64})["compute_flops"] == 4.2e22
     assert client.cost(power_w=10_000)["electricity_cost_per_day"] == 168
+    capacity = client.capacity(model="llama-3.1-8b", target={"concurrent_users": 50}, cards=["D-M", "C90"])
+    assert [o["card"]["id"] for o in capacity["options"]] == ["D-M", "C90"] and capacity["best"]
     assert client.rank(line="consumer")["ranking"]
     assert client.recommend(scenario="developer")["tier"]["id"] == "W-A"
     assert client.normalize(value=800, precision="int8", sparse=True)["dense_bf16"] == 200
