@@ -19,7 +19,7 @@ from .inputs import (
     WorkloadInput,
     resolve_workload,
 )
-from .links import card_link, network_link
+from .links import Link, card_link, network_link
 from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import (
@@ -31,7 +31,14 @@ from .placement import (
     training_placements,
 )
 from .plan import Parallelism, PlanAnswer, cards_per_machine, plan_answer
-from .serving import Setup, ThroughputAnswer, decode_weights_note, setup, throughput_answer
+from .serving import (
+    Setup,
+    ThroughputAnswer,
+    decode_weights_note,
+    serving_capacity,
+    setup,
+    throughput_answer,
+)
 from .summary import summarise
 from .training import compute_multiplier
 from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
@@ -178,17 +185,53 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     less memory reserved, as the accuracy suite does), else the least count's."""
     card = hardware.card
     breakdown = breakdown or memory_breakdown(model, resolved, notes)
-    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
-    placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
-    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
-    _fit_warnings(fit, card, notes)
+    plan = _serving_plan(model, resolved, breakdown, hardware, notes)
+    placements = plan.placements
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
     _serving_plan_notes(model, resolved, placements, shown, notes)
+    decode_weights_note(model, resolved.batch_size, notes)
+    s = setup(model, resolved, breakdown, card, shown.parallelism, plan.per_machine, plan.inside,
+              plan.between, notes)
+    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, s)
+
+
+@dataclass(frozen=True)
+class _ServingPlan:
+    placements: ServingPlacements
+    fit: FitAnswer
+    per_machine: int
+    inside: Link
+    between: Link
+
+
+def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
+                  hardware: HardwareInput, notes: Notes) -> _ServingPlan:
+    """The engine's plan on the cards, the same for every question about them: among the copy
+    sizes that hold the batch, the one that serves the most at full load."""
+    card = hardware.card
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
     inside = card_link(card, notes)
     between = network_link(card, per_machine, hardware.network_gb_per_s, notes)
-    decode_weights_note(model, resolved.batch_size, notes)
-    s = setup(model, resolved, breakdown, card, shown.parallelism, per_machine, inside, between, notes)
-    return Serving(resolved, breakdown, placements, fit, shown, per_machine, s)
+    if len(placements.options) > 1:
+        best = _most_served(model, resolved, breakdown, card, placements.options, inside, between)
+        placements = replace(placements, asked=best)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    _fit_warnings(fit, card, notes)
+    return _ServingPlan(placements, fit, per_machine, inside, between)
+
+
+def _most_served(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+                 options: tuple[Placement, ...], inside, between) -> Placement:
+    """Of the copy sizes that hold the batch on the cards, the one whose copies serve the most
+    output at full load (the smallest on a tie): more copies of a small split, or fewer of a
+    larger one with room for longer batches."""
+    def served(placed: Placement) -> float:
+        s = setup(model, workload, breakdown, card, placed.parallelism, placed.cards_per_machine,
+                  inside, between, Notes())
+        return serving_capacity(model, workload, s, placed, Notes())["max_total_tokens_per_s"] or 0.0
+
+    return max(options, key=served)  # max keeps the first of equals: the smallest copy
 
 
 def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes) -> Training:
@@ -231,14 +274,10 @@ def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | 
         return MemoryResult(model, job.workload, job.breakdown, job.fit, _plan(job.placement, job.answer),
                             *_frozen(notes))
     breakdown = memory_breakdown(model, resolved, notes)
-    per_machine = cards_per_machine(hardware.card, hardware.cards_per_node, notes)
-    placements = serving_placements(model, resolved, breakdown, hardware.card, hardware.count,
-                                    per_machine, notes)
-    fit = fit_answer(placements.asked, placements.least, hardware.card, hardware.count is not None)
-    _fit_warnings(fit, hardware.card, notes)
-    shown = _shown(placements.asked, placements.least)
-    _serving_plan_notes(model, resolved, placements, shown, notes)
-    return MemoryResult(model, resolved, breakdown, fit, _plan(placements.asked), *_frozen(notes))
+    plan = _serving_plan(model, resolved, breakdown, hardware, notes)
+    shown = _shown(plan.placements.asked, plan.placements.least)
+    _serving_plan_notes(model, resolved, plan.placements, shown, notes)
+    return MemoryResult(model, resolved, breakdown, plan.fit, _plan(plan.placements.asked), *_frozen(notes))
 
 
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:

@@ -67,6 +67,7 @@ class ServingPlacements:
     asked: Placement        # on the cards asked for (or the least count when none was asked)
     least: Placement | None  # the least count the engine's plan runs on; None: no count holds it
     fewer: Placement | None  # fewer cards under a layer split, when the engine's plan needs more
+    options: tuple[Placement, ...] = ()  # every copy size that holds the batch on the cards asked
 
 
 def serving_placements(
@@ -91,17 +92,20 @@ def serving_placements(
         least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
         return ServingPlacements(asked, least, None)
     least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
+    options: tuple[Placement, ...] = ()
     if count is None:
         asked = least if least is not None else place(_largest(model, engine, per_machine), 1)
     else:
         asked = _on_count(model, engine, per_machine, count, place)
+        if engine.split == "tensor" and asked.fits:
+            options = _copies_on_count(model, engine, per_machine, count, place)
     fewer = None
     if engine.split == "tensor" and least is not None and least.cards > 1:
         layer = _least(lambda par: place(par, par.cards), groups(model, ENGINES["llama.cpp"],
                                                                   per_machine))
         if layer is not None and layer.cards < least.cards:
             fewer = layer
-    return ServingPlacements(asked, least, fewer)
+    return ServingPlacements(asked, least, fewer, options)
 
 
 def _serving(breakdown: MemoryBreakdown, par: Parallelism, cards: int, batch: int, usable: int,
@@ -199,6 +203,21 @@ def _on_count(model, engine, per_machine, count, place) -> Placement:
             return placed
         best = placed
     return best if best is not None else place(Parallelism(), count)
+
+
+def _copies_on_count(model, engine, per_machine, count, place) -> tuple[Placement, ...]:
+    """Every tensor degree inside a machine whose copies hold the batch on `count` cards, and the
+    first multi-machine copy that does: the plans an operator chooses among for throughput."""
+    out = []
+    for par in groups(model, engine, per_machine):
+        if par.group > count:
+            break
+        placed = place(replace(par, replicas=count // par.group), count)
+        if placed.fits:
+            out.append(placed)
+            if par.pipeline > 1 or par.expert > 1:
+                break
+    return tuple(out)
 
 
 # --- training -----------------------------------------------------------------------------

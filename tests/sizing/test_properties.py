@@ -10,6 +10,7 @@ from service.sizing import estimate as e
 from service.sizing.catalog import catalog, custom_card
 from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from service.sizing.model import ModelSpec
+from service.sizing.plan import Parallelism
 
 MODES = ("inference", "full_finetune", "lora", "qlora", "pretrain")
 INFERENCE_PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
@@ -75,12 +76,17 @@ def test_cost_is_linear_in_price(power_w, price, factor, hours):
     assert math.isclose(yearly(price * factor), factor * yearly(price), rel_tol=1e-9, abs_tol=1e-9)
 
 
-@given(models(), cards, st.sampled_from(INFERENCE_PRECISIONS), st.integers(1, 16))
-def test_more_cards_never_need_more_memory_per_card(model, card, precision, count):
-    def per_card(n):
-        return e.memory(model, WorkloadInput(precision=precision), HardwareInput(card, n)).fit.need_bytes_per_card
+@given(models(), cards, st.sampled_from(INFERENCE_PRECISIONS), st.integers(1, 16), st.integers(1, 64))
+def test_splitting_over_more_cards_never_needs_more_memory_per_card(model, card, precision, count, batch):
+    """Under one kind of split, more stages (or more tensor-parallel cards) never leave a card
+    more to hold. (An engine may still choose copies on more cards, each holding more.)"""
+    def per_card(par):
+        workload = WorkloadInput(precision=precision, batch_size=batch, engine="llama.cpp", parallelism=par)
+        return e.memory(model, workload, HardwareInput(card, par.cards)).fit.need_bytes_per_card
 
-    assert per_card(count + 1) <= per_card(count)
+    if count < model.layers:  # a stage needs a layer
+        assert per_card(Parallelism(pipeline=count + 1)) <= per_card(Parallelism(pipeline=count))
+    assert per_card(Parallelism(tensor=2 * count)) <= per_card(Parallelism(tensor=count))
 
 
 def _numbers(value):
