@@ -50,9 +50,21 @@ HEADER = ("index", "ok", "error_status", "error_detail", *(name for name, _ in C
 
 
 def wants_csv() -> bool:
-    """Whether the caller's Accept header prefers CSV to JSON."""
-    best = request.accept_mimetypes.best_match(["application/json", CSV_MIME])
-    return best == CSV_MIME and request.accept_mimetypes[CSV_MIME] > request.accept_mimetypes["application/json"]
+    """Whether the caller's Accept header prefers CSV to JSON. Media-type parameters other than
+    q (`text/csv; charset=utf-8`) name the same type: werkzeug keeps them and would not match."""
+    return _quality(CSV_MIME) > _quality("application/json")
+
+
+def _quality(mime: str) -> float:
+    """The q the Accept header gives `mime`: its most specific range's, 0 when none covers it."""
+    kind = mime.split("/")[0]
+    best, rank = 0.0, -1
+    for value, q in request.accept_mimetypes:
+        media = value.split(";")[0].strip().lower()
+        specificity = {mime: 2, f"{kind}/*": 1, "*/*": 0}.get(media)
+        if specificity is not None and specificity > rank:
+            best, rank = q, specificity
+    return best
 
 
 def _dig(answer: dict, path: tuple[str, ...]):

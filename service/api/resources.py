@@ -137,7 +137,8 @@ def capacity():
     args = _capacity_in.load(json_body(request))
     catalogs = current_catalogs()
     if "cards" in args:
-        cards = tuple(catalogs.cards.get(name, "cards") for name in args["cards"])
+        named = (catalogs.cards.get(name, "cards") for name in args["cards"])
+        cards = tuple({card.id: card for card in named}.values())  # one answer per card, in order
     else:
         cards = tuple(c for c in catalogs.cards.cards if matches(c, args.get("filters") or {}))
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],

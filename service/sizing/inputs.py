@@ -214,6 +214,11 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
         field = "workload.output_tokens" if output is not None else "workload.prompt_tokens"
         raise InvalidInputError(f"prompt_tokens plus output_tokens ({(prompt or 0) + (output or 0)}) "
                                 f"exceed context_tokens ({context})", field)
+    if (prompt is None) != (output is None) and (prompt or output) >= context > 1:
+        field, other = (("workload.output_tokens", "prompt") if output is not None
+                        else ("workload.prompt_tokens", "output"))
+        raise InvalidInputError(f"{field.split('.')[1]} ({prompt or output}) fills the whole context "
+                                f"({context}): leave at least one token for the {other}", field)
     if output is None:
         rest = context - (prompt or 0)
         default = d.Default(max(1, rest), "the rest of the context is generated") if prompt is not None else \

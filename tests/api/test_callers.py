@@ -90,6 +90,21 @@ def test_a_sweep_over_catalog_cards(client):
     assert [r["card"] for r in rows] == ids
 
 
+@pytest.mark.parametrize(("accept", "mimetype"), [
+    ("text/csv", "text/csv"),
+    ("text/csv; charset=utf-8", "text/csv"),
+    ("text/csv;charset=utf-8", "text/csv"),
+    ("application/json;q=0.5, text/csv", "text/csv"),
+    ("text/*", "text/csv"),
+    ("text/csv;q=0.5, application/json", "application/json"),
+    ("*/*", "application/json"),
+    ("application/json", "application/json"),
+])
+def test_the_accept_header_chooses_csv_or_json(client, accept, mimetype):
+    response = client.post("/estimate/batch", json={"items": [ITEM]}, headers={"Accept": accept})
+    assert response.status_code == 200 and response.mimetype == mimetype
+
+
 @pytest.mark.parametrize("plot", ["roofline", "throughput"])
 @pytest.mark.parametrize("card", ["D-M", "rtx-4090"])
 def test_plots_render_as_valid_svg(client, plot, card):
