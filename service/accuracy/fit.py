@@ -63,7 +63,7 @@ MAX_ROUNDS = 5
 
 
 def score(results: list[validate.Result]) -> float:
-    return statistics.median(abs(math.log(r.ratio)) for r in results)
+    return statistics.median(validate._log_error(r.ratio) for r in results)
 
 
 def evaluate(fit: Fit, rows: list[tuple[str, dict]], values: dict) -> list[validate.Result]:

@@ -10,7 +10,8 @@ Regimes (each a data file in this package, every row with its source):
 Ratio = estimate / measurement of a rate (tokens/s, MFU, or GPU-hours measured / estimated), so
 above 1 the service is optimistic. Prints, and writes to docs/accuracy.md, per regime the cases,
 the median and worst ratio and the median error, then every case. Exits non-zero when a regime's
-median error passes its limit, or a measurement beats its ceiling (a batch-1 decode above the
+median error passes its limit or its median ratio leaves 1/1.2-1.2 (a bias), when a case has no
+estimate, or when a measurement beats its ceiling (a batch-1 decode above the
 bandwidth roofline of its plan; full-load output above the cards' peak FLOP/s; a training run
 implying an MFU of 55 % or more). Offline: the cases are files in this package.
 """
@@ -39,6 +40,9 @@ MAX_IMPLIED_MFU = 0.55
 MAX_MEDIAN_ERROR = {"single card, one stream": 0.25, "several cards, one stream": 0.30,
                     "several cards, full load": 0.30, "training at scale": 0.30,
                     "training, whole runs": 0.30}
+# The median ratio itself must sit within this factor of 1: a regime whose errors are all on one
+# side is biased even when each is small.
+MAX_MEDIAN_BIAS = 1.2
 FILES = {"single card, one stream": "decode.csv", "several cards, one stream": "multicard_decode.csv",
          "several cards, full load": "throughput.csv", "training at scale": "training_scale.csv",
          "training, whole runs": "training.csv"}
@@ -192,7 +196,12 @@ def summary(ratios: list[float]) -> dict:
     """Median and worst ratio, and the median error |ratio - 1| (in log terms for the worst)."""
     errors = [abs(r - 1) for r in ratios]
     return {"median_ratio": statistics.median(ratios), "median_error": statistics.median(errors),
-            "worst_ratio": max(ratios, key=lambda r: abs(math.log(r))), "cases": len(ratios)}
+            "worst_ratio": max(ratios, key=_log_error), "cases": len(ratios)}
+
+
+def _log_error(ratio: float) -> float:
+    """|log ratio|; a case the service gave no estimate for (ratio 0) is the worst there is."""
+    return abs(math.log(ratio)) if ratio > 0 else math.inf
 
 
 def _short(source: str) -> str:
@@ -220,7 +229,8 @@ def report(results: list[Result]) -> str:
                      f"{s['median_error']:.0%} | {s['worst_ratio']:.2f} | {MAX_MEDIAN_ERROR[regime]:.0%} |")
     lines += ["", "Invariants, checked on every case: no batch-1 decode beats the bandwidth roofline of its",
               "plan; no full-load output beats its cards' peak FLOP/s; no training run implies an MFU of",
-              "55 % or more."]
+              "55 % or more. Each regime's median ratio must also lie within 1/1.2-1.2 (no bias), and",
+              "every case must have an estimate."]
     for regime in FILES:
         rows = [r for r in results if r.regime == regime]
         if not rows:
@@ -239,10 +249,17 @@ def violations(results: list[Result]) -> list[str]:
            for r in results if r.beats_ceiling and r.regime != "training, whole runs"]
     out += [f"{r.regime}: {r.case} implies an MFU of {r.ceiling:.0%}" for r in results
             if r.beats_ceiling and r.regime == "training, whole runs"]
+    out += [f"{r.regime}: {r.case} has no estimate" for r in results if not r.ratio > 0]
     for regime, limit in MAX_MEDIAN_ERROR.items():
         ratios = [r.ratio for r in results if r.regime == regime]
-        if ratios and summary(ratios)["median_error"] > limit:
-            out.append(f"{regime}: median error {summary(ratios)['median_error']:.0%} exceeds {limit:.0%}")
+        if not ratios:
+            continue
+        s = summary(ratios)
+        if s["median_error"] > limit:
+            out.append(f"{regime}: median error {s['median_error']:.0%} exceeds {limit:.0%}")
+        if not 1 / MAX_MEDIAN_BIAS <= s["median_ratio"] <= MAX_MEDIAN_BIAS:
+            out.append(f"{regime}: median ratio {s['median_ratio']:.2f} is biased beyond "
+                       f"{1 / MAX_MEDIAN_BIAS:.2f}-{MAX_MEDIAN_BIAS:.2f}")
     return out
 
 

@@ -87,6 +87,25 @@ def test_a_drifted_median_fails_validation(tmp_path, name, flag, column):
     assert validate.main([flag, str(_write(tmp_path / name, rows)), "--out", str(tmp_path / "a.md")]) == 1
 
 
+def test_a_bias_within_the_error_limit_still_fails_validation(tmp_path):
+    """Measurements scaled so the estimates run 26 % high across the board: the median error stays
+    within the 30 % limit, but every error is on one side, and the bias gate catches it."""
+    ratios = [r.ratio for r in BY_REGIME["training at scale"]]
+    factor = 1.26 / validate.summary(ratios)["median_ratio"]
+    rows = [{**row, "measured_mfu": f"{float(row['measured_mfu']) / factor:.6g}"}
+            for row in validate.read_cases("training_scale.csv")]
+    results = validate.run({"training at scale": _write(tmp_path / "t.csv", rows)})
+    scaled = [r.ratio for r in results if r.regime == "training at scale"]
+    assert validate.summary(scaled)["median_error"] <= validate.MAX_MEDIAN_ERROR["training at scale"]
+    assert any(v.startswith("training at scale: median ratio") for v in validate.violations(results))
+
+
+def test_a_case_without_an_estimate_fails_validation_without_crashing():
+    case = validate.Result("several cards, full load", "x", "vllm", "a source", 100.0, 0.0, None)
+    assert validate.summary([case.ratio, 1.0])["worst_ratio"] == 0.0
+    assert "several cards, full load: x has no estimate" in validate.violations([case])
+
+
 def test_the_multi_card_rows_name_plans_an_engine_runs():
     for row in validate.read_cases("multicard_decode.csv") + validate.read_cases("throughput.csv"):
         par = validate.plan(row["plan"])
