@@ -56,30 +56,40 @@ def guide_states_per_card(params: int, bytes_per_param: float, cards: int) -> in
     return math.ceil(params * bytes_per_param / cards)
 
 
+def shard_params(params: int, expert_params: int, par: "Parallelism") -> tuple[float, float, float]:
+    """(parameters one card holds, of them routed-expert ones, copies of a dense parameter): the
+    dense ones split over tensor x pipeline and copied on data x expert ranks, the experts split
+    over tensor x expert x pipeline and copied on data ranks only."""
+    dense = (params - expert_params) / par.model_parallel
+    experts = expert_params / (par.model_parallel * par.expert)
+    return dense + experts, experts, par.data * par.expert
+
+
 def deepspeed_states_per_card(
     params: int, largest_layer_params: int, stage: int, par: "Parallelism",
-    optimizer: Optimizer, mixed_precision: bool = True,
+    optimizer: Optimizer, mixed_precision: bool = True, expert_params: int = 0,
 ) -> int:
     """Model states per card under ZeRO `stage` over the data-parallel copies, in bytes.
 
-    Model parallelism first divides the parameters by tensor x pipeline degree; ZeRO shards the
-    rest over the copies that hold the same shard (data x expert). DeepSpeed's estimators:
-    stage 2, 4P + 16P/N; stage 3, 4 x largest layer + 18P/N (Adam, mixed precision). Stage 1
-    shards what stage 2's estimator shards; stage 0 shards nothing.
+    Model parallelism first divides the parameters (tensor x pipeline, and expert for the routed
+    experts); ZeRO shards the rest over the copies that hold the same shard (data x expert for
+    dense parameters, data for experts). DeepSpeed's estimators: stage 2, 4P + 16P/N; stage 3,
+    4 x largest layer + 18P/N (Adam, mixed precision). Stage 1 shards what stage 2's estimator
+    shards; stage 0 shards nothing.
     """
-    shard = params / par.model_parallel
-    dp = par.data * par.expert
+    held, experts, dense_copies = shard_params(params, expert_params, par)
+    dense = held - experts
     weights = HALF_BYTES if mixed_precision else FP32_BYTES
     gradients = HALF_BYTES if mixed_precision else FP32_BYTES
     master = FP32_BYTES if mixed_precision else 0
     fp32_gradients = FP32_BYTES if mixed_precision else 0
     sharded = master + optimizer.state_bytes_per_param + fp32_gradients
+    spread = dense / dense_copies + experts / par.data  # a card's share of the sharded states
     if stage == 0:
-        return math.ceil(shard * (weights + gradients + sharded))
+        return math.ceil(held * (weights + gradients + sharded))
     if stage in (1, 2):
-        return math.ceil(shard * (weights + gradients) + shard * sharded / dp)
-    return math.ceil(4 * largest_layer_params / par.model_parallel
-                     + shard * (weights + sharded) / dp)
+        return math.ceil(held * (weights + gradients) + spread * sharded)
+    return math.ceil(4 * largest_layer_params / par.model_parallel + spread * (weights + sharded))
 
 
 @dataclass(frozen=True)

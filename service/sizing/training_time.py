@@ -19,28 +19,34 @@ from . import scaling as s
 from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
-from .links import Link
+from .links import ACTIVATION_BYTES, Fabric, Link
 from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, machines_for
 from .precision import HALF
 from .serving import Range
 from .units import SECONDS_PER_DAY
+from .weights import SIXTEEN_BIT_BYTES
 
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
-WEIGHT_BYTES = 2  # 16-bit weights are gathered
-ACTIVATION_BYTES = 2
+MODEL_FLOPS_PER_PARAM_TOKEN = 6  # forward 2, backward 4
+LORA_ADAPTER_SHARE = 0.005  # adapters' share of the parameters when the layer shapes are unknown
 BACKWARD_SHARE = cluster.BACKWARD_SHARE
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """Where the cards sit: machines of `cards_per_node` cards, the link inside a machine and each
-    card's share of the network between machines."""
+    """Where the cards sit: machines of `cards_per_node` cards, the links inside a machine and
+    each card's share of the network between machines."""
 
-    cards_per_node: int
-    inside: Link | None
-    between: Link
+    fabric: Fabric
     guide_link_bytes_per_s: float | None
+
+    @property
+    def cards_per_node(self) -> int:
+        return self.fabric.per_machine
+
+    def link(self, members: int) -> Link:
+        return self.fabric.link(members)
 
     def nodes(self, par: Parallelism) -> int:
         return machines_for(par, self.cards_per_node)
@@ -56,6 +62,7 @@ class TrainingAnswer:
     train_tokens: float | None
     flops_per_param_token: float
     compute_flops: float | None
+    hardware_flops: float | None
     peak_flops_per_s: float
     mfu: float
     scaling_efficiency: float
@@ -68,10 +75,12 @@ class TrainingAnswer:
     gradient_bytes: int
     interconnect_bytes_per_s: float | None
     network_bytes_per_s_per_node: float
+    link: str | None  # the slowest link the plan's collectives cross
     gradient_sync_s: float | None
     step_compute_s: float
     step_time_s: float | None
     global_batch_tokens: int
+    global_batch_tokens_asked: float
     micro_batch: int
     gradient_accumulation: int
     steps: float | None
@@ -90,9 +99,11 @@ class TrainingAnswer:
 def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
     """Machine size, the machine's link and the network: given, or the defaults for the line."""
     per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
-    inside = ln.card_link(card, notes, floor=False)
-    between = ln.network_link(card, per_machine, hardware.network_gb_per_s, notes)
-    return Cluster(per_machine, inside, between, interconnect_bytes_per_s(card, notes))
+    fabric = ln.fabric_for(card, per_machine, hardware.network_gb_per_s, notes, floor=False)
+    if fabric is None:  # no figure for the card's own link: its cards talk over the network
+        between = ln.network_link(card, per_machine, hardware.network_gb_per_s, notes)
+        fabric = Fabric(between, None, None, between, per_machine)
+    return Cluster(fabric, interconnect_bytes_per_s(card, notes))
 
 
 def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
@@ -134,35 +145,48 @@ class Step:
 def training_answer(
     model: ModelSpec, workload: Workload, card: Card, par: Parallelism, place: Cluster, notes: Notes
 ) -> TrainingAnswer:
-    """Compute (6ND, 8ND with full recomputation), time by the plan's step with its range, and by
-    the guide's curve; the guide's first-order gradient sync beside them."""
+    """Compute (6ND model FLOPs; 8ND in hardware with full recomputation), time by the plan's
+    step with its range, and by the guide's curve; the guide's first-order gradient sync beside.
+
+    The MFU counts model FLOPs, as published MFUs do: a run that recomputes its activations does
+    a third more arithmetic in the same time only because its hardware runs that much busier."""
     cards = par.cards
     peak = peak_for_training(card, workload, notes)
     per_token = tr.compute_multiplier(workload.recompute)
-    flops = None if workload.train_tokens is None else per_token * model.params_per_token * workload.train_tokens
+    flops = None if workload.train_tokens is None else s.training_compute_flops(
+        model.params_per_token, workload.train_tokens)
+    if per_token != MODEL_FLOPS_PER_PARAM_TOKEN:
+        notes.assume("hardware_flops_per_param_token", per_token,
+                     "full recomputation runs each forward pass twice: 8 FLOPs per parameter and "
+                     "token in hardware against 6 of model FLOPs; the MFU counts the 6, as "
+                     "published MFUs with recomputation do")
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else s.training_time_s(flops, cards, peak, workload.mfu)
     gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
-    guide_step = (per_token * model.params_per_token * workload.context_tokens * workload.batch_size
-                  / (par.model_parallel * peak * workload.mfu))
+    guide_step = (MODEL_FLOPS_PER_PARAM_TOKEN * model.params_per_token * workload.context_tokens
+                  * workload.batch_size / (par.model_parallel * peak * workload.mfu))
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
-    step = plan_step(model, workload, par, peak, place, global_batch(model, workload, notes))
+    asked = global_batch(model, workload, notes)
+    step = plan_step(model, workload, par, peak, place, asked)
     method, used = _method(workload, step, notes)
     time = None if linear is None else linear / used
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
     return TrainingAnswer(
         cards=cards, nodes=place.nodes(par), cards_per_node=place.cards_per_node,
         train_tokens=workload.train_tokens, flops_per_param_token=per_token, compute_flops=flops,
+        hardware_flops=None if flops is None else flops * per_token / MODEL_FLOPS_PER_PARAM_TOKEN,
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
         time_s_range=None if linear is None else _time_range(linear, workload, guide, used, method),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
-        network_bytes_per_s_per_node=place.between.bytes_per_s * place.cards_per_node,
+        network_bytes_per_s_per_node=place.fabric.between.quoted_bytes_per_s,
+        link=place.link(cards).name if cards > 1 else None,
         gradient_sync_s=sync, step_compute_s=guide_step,
         step_time_s=None if sync is None else guide_step + sync,
-        global_batch_tokens=step.global_batch_tokens, micro_batch=step.micro_batch,
+        global_batch_tokens=step.global_batch_tokens, global_batch_tokens_asked=asked,
+        micro_batch=step.micro_batch,
         gradient_accumulation=step.accumulation, steps=steps,
         tensor_comm_s=step.tensor_comm_s, expert_comm_s=step.expert_comm_s,
         pipeline_bubble_s=step.bubble_s, pipeline_comm_s=step.pipeline_comm_s,
@@ -182,25 +206,20 @@ def plan_step(model: ModelSpec, workload: Workload, par: Parallelism, peak: floa
     sequences = max(1, math.ceil(batch_tokens / sequence))
     accumulation = max(1, math.ceil(sequences / (micro * ranks)))
     tokens = accumulation * micro * ranks * sequence
-    per_token = tr.compute_multiplier(workload.recompute)
-    compute = per_token * model.params_per_token * micro * sequence / (par.model_parallel * peak * workload.mfu)
-    inside = place.inside or place.between
-    tensor = _tensor_comm_s(model, workload, par, micro * sequence, inside, place)
-    expert = _expert_comm_s(model, workload, par, micro * sequence, inside, place)
-    hop = _hop_s(model, par, micro * sequence, inside, place)
+    compute = (MODEL_FLOPS_PER_PARAM_TOKEN * model.params_per_token * micro * sequence
+               / (par.model_parallel * peak * workload.mfu))
+    tensor = _tensor_comm_s(model, workload, par, micro * sequence, place)
+    expert = _expert_comm_s(model, workload, par, micro * sequence, place)
+    hop = _hop_s(model, par, micro * sequence, place)
     micro_s = compute + tensor + expert + hop
     bubble = (par.pipeline - 1) * micro_s
-    data, exposed = _data_comm_s(model, workload, par, accumulation, compute, inside, place)
+    data, exposed = _data_comm_s(model, workload, par, accumulation, compute, place)
     step = accumulation * micro_s + bubble + exposed
     return Step(tokens, micro, accumulation, compute, accumulation * tensor, accumulation * expert,
                 bubble, accumulation * hop, data, exposed, step)
 
 
-def _within(members: int, place: Cluster, inside: Link) -> Link:
-    return inside if members <= place.cards_per_node else place.between
-
-
-def _tensor_comm_s(model, workload, par, tokens, inside, place) -> float:
+def _tensor_comm_s(model, workload, par, tokens, place: Cluster) -> float:
     """Per micro-batch: 4 all-reduces of the hidden states a layer (2 forward, 2 backward), 6
     with full recomputation, over the stage's layers."""
     if par.tensor <= 1:
@@ -208,70 +227,120 @@ def _tensor_comm_s(model, workload, par, tokens, inside, place) -> float:
     layers = math.ceil((model.layers or 0) / par.pipeline)
     count = 6 if workload.recompute == "full" else 4
     message = tokens * (model.hidden_size or 0) * ACTIVATION_BYTES
-    return layers * count * ln.allreduce_s(message, par.tensor, _within(par.tensor, place, inside))
+    return layers * count * ln.allreduce_s(message, par.tensor, place.link(par.tensor))
 
 
-def _expert_comm_s(model, workload, par, tokens, inside, place) -> float:
+def _expert_comm_s(model, workload, par, tokens, place: Cluster) -> float:
     """Per micro-batch: an all-to-all out and back per MoE layer, forward and backward."""
     if par.expert <= 1:
         return 0.0
     members = par.tensor * par.expert
     layers = model.resolved_moe_layers / par.pipeline
     per_card = tokens * (model.experts_per_token or 1) * (model.hidden_size or 0) * ACTIVATION_BYTES / par.tensor
-    return layers * 4 * ln.all_to_all_s(per_card, members, _within(members, place, inside))
+    return layers * 4 * ln.all_to_all_s(per_card, members, place.link(members))
 
 
-def _hop_s(model, par, tokens, inside, place) -> float:
-    """Per micro-batch: each stage sends its activations forward and their gradients back."""
+def _hop_s(model, par, tokens, place: Cluster) -> float:
+    """Per micro-batch: each stage sends its activations forward and their gradients back (the
+    busiest stage's hops cross machines once the pipeline spans them)."""
     if par.pipeline <= 1:
         return 0.0
-    crosses = par.tensor * par.expert * par.pipeline > place.cards_per_node
-    link = place.between if crosses else inside
+    link = place.link(par.tensor * par.expert * par.pipeline)
     return 2 * ln.send_s(tokens * (model.hidden_size or 0) * ACTIVATION_BYTES / par.tensor, link)
 
 
-def _data_comm_s(model, workload, par, accumulation, compute, inside, place) -> tuple[float, float]:
-    """The data-parallel traffic of one step and the part of it left exposed.
+@dataclass(frozen=True)
+class _Shards:
+    """Parameters one card holds that the same copies reduce together: the dense ones over data x
+    expert copies, the routed experts over data copies only; and how many of those copies share
+    a machine (the rest sit one a machine)."""
 
-    Shared weights are reduced over data x expert copies; each card holds its model-parallel
-    shard. Sharded states (the guide's even split, ZeRO-3) gather the weights for every micro-
-    batch's forward and backward and reduce-scatter its gradients, overlapped with that
-    micro-batch; ZeRO-1/2 reduce-scatter the gradients once a step, during the last backward, and
-    gather the updated weights during the next forward; ZeRO-0 all-reduces them. LoRA reduces only
-    the adapters' gradients.
+    params: float
+    members: int
+    in_machine: int
+
+
+def _shards(model: ModelSpec, par: Parallelism, place: Cluster) -> tuple[_Shards, ...]:
+    held, experts, _ = tr.shard_params(model.params, model.expert_params or 0, par)
+    per_node = place.cards_per_node
+    split = par.tensor * par.pipeline
+    out = (_Shards(held - experts, par.data * par.expert, max(1, per_node // min(per_node, split))),
+           _Shards(experts, par.data, max(1, per_node // min(per_node, split * par.expert))))
+    return tuple(shards for shards in out if shards.members > 1 and shards.params > 0)
+
+
+def _data_comm_s(model, workload, par, accumulation, compute, place: Cluster) -> tuple[float, float]:
+    """The data-parallel traffic of one step and the part of it left exposed, over every group of
+    copies that reduce the same shard (hierarchically: inside each machine, then between them).
+
+    Sharded states (the guide's even split, ZeRO-3) gather the weights for each micro-batch's
+    forward and backward and reduce-scatter its gradients, overlapped with that micro-batch;
+    ZeRO-2 reduce-scatters each micro-batch's gradients during its backward and gathers the
+    updated weights once a step; ZeRO-1 reduce-scatters once a step, during the last backward;
+    ZeRO-0 all-reduces then. LoRA reduces only the adapters' gradients.
     """
-    members = par.data * par.expert
-    if members <= 1:
-        return 0.0, 0.0
-    shard = model.params / par.model_parallel
-    in_machine = max(1, place.cards_per_node // min(place.cards_per_node, par.group))
+    total = exposed = 0.0
+    for shards in _shards(model, par, place):
+        timing = _Timing(shards, place.link(shards.in_machine), place.fabric.between, accumulation, compute,
+                         workload.overlap)
+        moved, left = (_adapter_traffic(model, workload, shards, timing) if workload.adapters
+                       else _state_traffic(workload.zero_stage, shards, timing))
+        total, exposed = total + moved, exposed + left
+    return total, exposed
+
+
+@dataclass(frozen=True)
+class _Timing:
+    shards: _Shards
+    inside: Link
+    between: Link
+    accumulation: int
+    compute_s: float
+    overlap: float
+
+    def gather(self, nbytes: float) -> float:
+        return ln.hierarchical_gather_s(nbytes, self.shards.members, self.shards.in_machine,
+                                        self.inside, self.between)
+
+    def allreduce(self, nbytes: float) -> float:
+        return ln.hierarchical_allreduce_s(nbytes, self.shards.members, self.shards.in_machine,
+                                           self.inside, self.between)
+
+    def hidden(self, seconds: float, share: float) -> float:
+        """What a transfer of `seconds` leaves exposed behind `share` of a micro-batch's compute."""
+        return max(0.0, seconds - self.overlap * share * self.compute_s)
+
+
+def _state_traffic(stage: int | None, shards: _Shards, t: _Timing) -> tuple[float, float]:
     gradient = d.GRADIENT_BYTES_PER_PARAM.value
+    # The weights are gathered in 16-bit; the gradients reduced at the guide's bytes per parameter.
+    weights, gradients = shards.params * SIXTEEN_BIT_BYTES, shards.params * gradient
+    if stage in (None, 3):
+        per_micro = 2 * t.gather(weights) + t.gather(gradients)
+        return t.accumulation * per_micro, t.accumulation * t.hidden(per_micro, 1.0)
+    if stage == 2:
+        reduce, gather = t.gather(gradients), t.gather(weights)
+        return (t.accumulation * reduce + gather,
+                t.accumulation * t.hidden(reduce, BACKWARD_SHARE) + t.hidden(gather, 1 - BACKWARD_SHARE))
+    if stage == 1:
+        reduce, gather = t.gather(gradients), t.gather(weights)
+        return reduce + gather, t.hidden(reduce, BACKWARD_SHARE) + t.hidden(gather, 1 - BACKWARD_SHARE)
+    reduce = t.allreduce(gradients)
+    return reduce, t.hidden(reduce, BACKWARD_SHARE)
 
-    def gather(nbytes: float) -> float:
-        return ln.hierarchical_gather_s(nbytes, members, in_machine, inside, place.between)
 
-    overlap = workload.overlap
-    if workload.adapters:
-        adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets) \
-            or 0.005 * model.params
-        reduce = ln.hierarchical_allreduce_s(adapters / par.model_parallel * gradient, members,
-                                             in_machine, inside, place.between)
-        gathers = 0.0
-        if workload.zero_stage in (None, 3):
-            gathers = 2 * gather(shard * workload.precision.bytes_per_value)
-        per_micro = max(0.0, gathers - overlap * compute)
-        last = max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
-        return accumulation * gathers + reduce, accumulation * per_micro + last
+def _adapter_traffic(model, workload, shards: _Shards, t: _Timing) -> tuple[float, float]:
+    """LoRA: the adapters' gradients once a step, and a sharded frozen base gathered for every
+    micro-batch's forward and backward."""
+    adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets) \
+        or LORA_ADAPTER_SHARE * model.params
+    # This card's adapters in the group: the same share of them as of the parameters.
+    reduce = t.allreduce(adapters * shards.params / model.params * d.GRADIENT_BYTES_PER_PARAM.value)
+    gathers = 0.0
     if workload.zero_stage in (None, 3):
-        per_micro = 2 * gather(shard * WEIGHT_BYTES) + gather(shard * gradient)
-        return accumulation * per_micro, accumulation * max(0.0, per_micro - overlap * compute)
-    if workload.zero_stage in (1, 2):
-        reduce, weights = gather(shard * gradient), gather(shard * WEIGHT_BYTES)
-        exposed = (max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
-                   + max(0.0, weights - overlap * (1 - BACKWARD_SHARE) * compute))
-        return reduce + weights, exposed
-    reduce = ln.hierarchical_allreduce_s(shard * gradient, members, in_machine, inside, place.between)
-    return reduce, max(0.0, reduce - overlap * BACKWARD_SHARE * compute)
+        gathers = 2 * t.gather(shards.params * workload.precision.bytes_per_value)
+    return (t.accumulation * gathers + reduce,
+            t.accumulation * t.hidden(gathers, 1.0) + t.hidden(reduce, BACKWARD_SHARE))
 
 
 def _guide_sync(card: Card, cards: int, gradient_bytes: int, place: Cluster, notes: Notes) -> float | None:
@@ -322,7 +391,7 @@ def deadline_cards(
     answer shows) and by the guide's curve; never fewer than memory needs. The plan's copy stays
     the same; copies are added."""
     size = group.group
-    start = max(memory_cards, size)
+    start = max(math.ceil(memory_cards / size) * size, size)
 
     @functools.cache
     def answer(cards: int) -> TrainingAnswer:
