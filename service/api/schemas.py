@@ -626,6 +626,7 @@ class DecodeStepSchema(Schema):
     sequences = fields.Integer(required=True)
     memory_s = Num(required=True)
     compute_s = Num(required=True)
+    roofline_s = Num(required=True)
     engine_s = Num(required=True)
     tensor_comm_s = Num(required=True)
     expert_comm_s = Num(required=True)
@@ -663,6 +664,7 @@ class ThroughputSchema(Schema):
     weights_read_bytes_per_step = fields.Integer(required=True)
     flops_per_token = fields.Integer(required=True)
     decode_efficiency = Num(required=True)
+    decode_efficiency_range = fields.Nested(RangeSchema, required=True)
     achievable_bandwidth_fraction = Num(required=True)
     decode_tokens_per_s_ceiling = Num(required=True)
     decode_tokens_per_s_achievable = Num(required=True)
@@ -702,6 +704,7 @@ class TrainingSchema(Schema):
     train_tokens = Num(required=True, allow_none=True)
     flops_per_param_token = Num(required=True)
     compute_flops = Num(required=True, allow_none=True)
+    hardware_flops = Num(required=True, allow_none=True)
     peak_flops_per_s = Num(required=True)
     mfu = Num(required=True)
     scaling_efficiency = Num(required=True)
@@ -714,10 +717,12 @@ class TrainingSchema(Schema):
     gradient_bytes = fields.Integer(required=True)
     interconnect_bytes_per_s = Num(required=True, allow_none=True)
     network_bytes_per_s_per_node = Num(required=True)
+    link = fields.String(required=True, allow_none=True)
     gradient_sync_s = Num(required=True, allow_none=True)
     step_compute_s = Num(required=True)
     step_time_s = Num(required=True, allow_none=True)
     global_batch_tokens = fields.Integer(required=True)
+    global_batch_tokens_asked = Num(required=True)
     micro_batch = fields.Integer(required=True)
     gradient_accumulation = fields.Integer(required=True)
     steps = Num(required=True, allow_none=True)
@@ -812,6 +817,7 @@ class ThroughputResponseSchema(ThroughputSchema):
 
 class ScalingPointSchema(Schema):
     cards = fields.Integer(required=True)
+    fits = fields.Boolean(required=True)
     scaling_efficiency = Num(required=True)
     time_s = Num(required=True, allow_none=True)
     time_s_guide_curve = Num(required=True, allow_none=True)
@@ -931,6 +937,7 @@ class CapacityOptionSchema(Schema):
     total_tokens_per_s = Num(required=True, allow_none=True)
     power_w = Num(required=True, allow_none=True)
     reason = fields.String(required=True)
+    assumptions = _assumptions()
 
 
 class EstimateResponseSchema(Schema):

@@ -13,12 +13,12 @@ from . import defaults as d
 from .catalog import Card
 from .engines import ENGINES
 from .host import host_sizing
-from .inputs import HardwareInput, Notes, Workload
-from .links import card_link, network_link
+from .inputs import Assumption, HardwareInput, Notes, Workload
+from .links import fabric_for
 from .memory_answer import memory_breakdown
 from .model import ModelSpec
-from .placement import groups, usable_bytes
-from .plan import Parallelism, PlanAnswer, cards_per_machine, machines_for, plan_answer
+from .placement import groups_holding, usable_bytes
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
 from .serving import CapacityPoint, capacity_point, prefill_s, setup
 
 PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
@@ -51,12 +51,14 @@ class CapacityAnswer:
     total_tokens_per_s: float | None
     power_w: float | None
     reason: str
+    assumptions: tuple[Assumption, ...] = ()
 
 
 @dataclass(frozen=True)
 class _Option:
     group: Parallelism
-    batch: int
+    batch: int  # sequences each copy runs for the target's users
+    most: int   # the most it could run within the target
     point: CapacityPoint
     copies: int
 
@@ -67,22 +69,23 @@ class _Option:
 
 def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
                  notes: Notes) -> CapacityAnswer:
-    """The least cards of `hardware.card` that meet `target`, on the engine's best plan."""
+    """The least cards of `hardware.card` that meet `target`, on the engine's best plan. What the
+    card's answer assumed (its machines, links, bandwidth share and fixed costs) is its own;
+    `notes` takes what every card shares."""
     card = hardware.card
     engine = ENGINES[workload.engine]
-    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
-    inside = card_link(card, notes)
-    between = network_link(card, per_machine, hardware.network_gb_per_s, notes)
+    own = Notes()
+    per_machine = cards_per_machine(card, hardware.cards_per_node, own)
+    fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, own)
     prompt, output = workload.prompt_tokens, workload.output_tokens or 1
     breakdown = memory_breakdown(model, replace(workload, batch_size=1), notes)
-    usable = usable_bytes(card, notes)
+    usable = usable_bytes(card, own)
     best: _Option | None = None
     closest: tuple[float, float, Parallelism] | None = None
     tried = 0
-    for group in groups(model, engine, per_machine):
-        if breakdown.serving_need_bytes_per_card(group, 1) > usable:
-            continue
-        s = setup(model, workload, breakdown, card, group, per_machine, inside, between, Notes())
+    for group in groups_holding(model, engine, per_machine,
+                                lambda par: breakdown.serving_need_bytes_per_card(par, 1) <= usable):
+        s = setup(model, workload, breakdown, card, group, fabric, Notes())
         option, fastest = _option(model, workload, s, group, prompt, output, usable, target)
         if option is not None and (best is None or (option.cards, -option.point.total_tokens_per_s.typical)
                                    < (best.cards, -best.point.total_tokens_per_s.typical)):
@@ -93,12 +96,13 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
         if tried > PLANS_BEYOND_FIRST:
             break
     if best is None:
-        return _unmet(card, target, closest, tried)
+        return replace(_unmet(card, target, closest, tried), assumptions=tuple(own.assumptions))
     if best.cards > d.MAX_CARDS:
         return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
                               f"the target needs {best.cards:,} x {card.id}, more than the "
-                              f"{d.MAX_CARDS:,} cards sized")
-    return _met(card, best, per_machine, target, output)
+                              f"{d.MAX_CARDS:,} cards sized", tuple(own.assumptions))
+    setup(model, workload, breakdown, card, best.group, fabric, own)  # the chosen plan's assumptions
+    return replace(_met(card, best, per_machine, target, output), assumptions=tuple(own.assumptions))
 
 
 def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[_Option | None, tuple | None]:
@@ -126,14 +130,15 @@ def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[
             low = middle
         else:
             high = middle - 1
-    point = capacity_point(model, workload, s, group, prompt, output, usable, low)
     copies = math.ceil(target.concurrent_users / low)
-    return _Option(group, low, point, copies), alone
+    running = math.ceil(target.concurrent_users / copies)  # the users share the copies evenly
+    point = capacity_point(model, workload, s, group, prompt, output, usable, running)
+    return _Option(group, running, low, point, copies), alone
 
 
 def _met(card: Card, best: _Option, per_machine: int, target: Target, output: int) -> CapacityAnswer:
     par = replace(best.group, replicas=best.copies)
-    host = host_sizing(card, par.cards, per_machine)
+    host = host_sizing(card, par.cards, machine_slots(par, per_machine))
     users = target.concurrent_users
     per_user = 1 / best.point.step_s
     return CapacityAnswer(
@@ -144,8 +149,8 @@ def _met(card: Card, best: _Option, per_machine: int, target: Target, output: in
         time_per_output_token_s=best.point.step_s,
         total_tokens_per_s=per_user * users, power_w=host.typical_power_w,
         reason=(f"{best.copies} cop{'y' if best.copies == 1 else 'ies'} of {best.group.describe()} "
-                f"({par.cards} x {card.id}), each running up to {best.batch} sequences at "
-                f"{per_user:.1f} tokens/s per user"))
+                f"({par.cards} x {card.id}), each running {best.batch} sequences at "
+                f"{per_user:.1f} tokens/s per user (up to {best.most} within the target)"))
 
 
 def _unmet(card: Card, target: Target, closest, tried: int) -> CapacityAnswer:

@@ -69,12 +69,15 @@ class Card:
     measured_bandwidth_bytes_per_s: float | None = None
     measured_dense_flops: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     measured_source: str = ""
+    link_domain_cards: int | None = None  # cards the dedicated link joins (None: a whole machine)
+    pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
 
 
 _CARD_KEYS = {"id", "name", "vendor", "line", "tier", "form_factor", "memory_gib", "memory_type",
               "bandwidth_gb_per_s", "power_w", "interconnect", "interconnect_name",
               "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops",
-              "measured_bandwidth_gb_per_s", "measured_dense_tflops", "measured_source"}
+              "measured_bandwidth_gb_per_s", "measured_dense_tflops", "measured_source",
+              "link_domain_cards", "pcie_gb_per_s"}
 
 
 def normalise_name(name: str) -> str:
@@ -186,7 +189,19 @@ def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") ->
         measured_dense_flops=MappingProxyType(
             {k: tflops_to_flops(_positive(measured, k, f"{where}.measured_dense_tflops")) for k in measured}),
         measured_source=raw.get("measured_source", ""),
+        link_domain_cards=_domain(raw, where),
+        pcie_bytes_per_s=None if raw.get("pcie_gb_per_s") is None else gb_per_s_to_bytes_per_s(
+            _positive(raw, "pcie_gb_per_s", where)),
     )
+
+
+def _domain(raw: Mapping, where: str) -> int | None:
+    value = raw.get("link_domain_cards")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError(f"{where}: link_domain_cards must be a whole number of at least 2")
+    return value
 
 
 def half_precision_rate(card: "Card") -> tuple[str, float] | None:

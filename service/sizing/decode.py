@@ -9,19 +9,18 @@ no more bandwidth than one card: each stage reads its layers while the others wa
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import links as ln
 from . import weights
 from .catalog import Card
 from .engines import Engine
-from .links import Link
+from .links import ACTIVATION_BYTES, Fabric, Link
 from .memory_answer import MemoryBreakdown
 from .model import ModelSpec
 from .plan import Parallelism
 from .precision import Precision
 
-ACTIVATION_BYTES = 2  # hidden states cross links in 16-bit
 
 
 @dataclass(frozen=True)
@@ -41,9 +40,7 @@ class Deployment:
     card: Card
     engine: Engine
     group: Parallelism
-    per_machine: int
-    inside: Link
-    between: Link
+    fabric: Fabric
     peak_flops: float
     compute_fraction: float
     bandwidth_efficiency: float
@@ -56,8 +53,10 @@ class Deployment:
 class StepCost:
     """One decode step of `batch` sequences on one copy, in seconds, by part.
 
-    memory_s, compute_s and engine_s are summed over the stages a token visits; step_s is the
-    time between two tokens of one sequence.
+    The parts are summed over the stages a token visits; step_s, the time between two tokens
+    of one sequence, is roofline_s (each kernel at the larger of its memory and compute time)
+    plus the fixed costs and the communication. memory_s and compute_s are the two sides of the
+    roofline, for the reader: they overlap, so they do not add up to it.
     """
 
     batch: int
@@ -67,6 +66,7 @@ class StepCost:
     flops_per_card: float
     memory_s: float
     compute_s: float
+    roofline_s: float
     engine_s: float
     tensor_comm_s: float
     expert_comm_s: float
@@ -114,16 +114,16 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
         stage = _stage(dep, batch, context, prefill_tokens, prefill_context, 1.0,
                        float(dep.model.layers or 0))
         rounds, hops = 1, stages - 1
-    hop = _hop_s(dep, micro + micro_prefill)
+    pipeline_s = _hops_s(dep, micro + micro_prefill, hops)
     return StepCost(
         batch=batch, prefill_tokens=prefill_tokens,
         weights_read_bytes_per_card=stage.weights_read_bytes_per_card,
         kv_read_bytes_per_card=stage.kv_read_bytes_per_card,
         flops_per_card=stage.flops_per_card,
         memory_s=rounds * stage.memory_s, compute_s=rounds * stage.compute_s,
-        engine_s=rounds * stage.engine_s, tensor_comm_s=rounds * stage.tensor_comm_s,
-        expert_comm_s=rounds * stage.expert_comm_s, pipeline_comm_s=hops * hop,
-        step_s=rounds * stage.step_s + hops * hop, bound=stage.bound,
+        roofline_s=rounds * stage.roofline_s, engine_s=rounds * stage.engine_s, tensor_comm_s=rounds * stage.tensor_comm_s,
+        expert_comm_s=rounds * stage.expert_comm_s, pipeline_comm_s=pipeline_s,
+        step_s=rounds * stage.step_s + pipeline_s, bound=stage.bound,
     )
 
 
@@ -168,7 +168,7 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
         expert_s = moe_layers * 2 * _expert_collective_s(dep, tokens)
     step = linear_s + attention_s + engine_s + tensor_s + expert_s
     return StepCost(batch, prefill_tokens, weights_card, kv_card, flops_card, memory_s, compute_s,
-                    engine_s, tensor_s, expert_s, 0.0, step, bound)
+                    linear_s + attention_s, engine_s, tensor_s, expert_s, 0.0, step, bound)
 
 
 def _active_expert_params(model: ModelSpec) -> int:
@@ -178,19 +178,13 @@ def _active_expert_params(model: ModelSpec) -> int:
     return model.expert_params * model.experts_per_token // model.experts
 
 
-def _link(dep: Deployment, members: int) -> Link:
-    """The link a collective over `members` cards of one copy crosses: the machine's own while
-    they fit in one machine, else the network."""
-    return dep.inside if members <= dep.per_machine else dep.between
-
-
 def _wider(scale: float) -> float:
     """The range of a thinly calibrated cost: 0.67-1.5x becomes 0.5-2x."""
     return scale ** (math.log(2) / math.log(1.5))
 
 
 def _scaled(link: Link, scale: float) -> Link:
-    return Link(link.name, link.bytes_per_s / scale, link.latency_s * scale, link.note)
+    return replace(link, bytes_per_s=link.bytes_per_s / scale, latency_s=link.latency_s * scale)
 
 
 def _tensor_collective_s(dep: Deployment, tokens: float) -> float:
@@ -199,13 +193,14 @@ def _tensor_collective_s(dep: Deployment, tokens: float) -> float:
     if t <= 1:
         return 0.0
     message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
-    inside = _scaled(dep.inside, dep.overhead_scale)
-    if t <= dep.per_machine:
-        seconds = ln.allreduce_s(message, t, inside)
+    fabric, scale = dep.fabric, dep.overhead_scale
+    if t <= fabric.per_machine:
+        seconds = ln.allreduce_s(message, t, _scaled(fabric.link(t), scale))
     else:  # across machines: inside each machine first, then between them
-        seconds = ln.hierarchical_allreduce_s(message, t, dep.per_machine, inside,
-                                              _scaled(dep.between, dep.overhead_scale))
-    return seconds + dep.overhead_scale * dep.engine.collective_s
+        seconds = ln.hierarchical_allreduce_s(message, t, fabric.per_machine,
+                                              _scaled(fabric.link(fabric.per_machine), scale),
+                                              _scaled(fabric.between, scale))
+    return seconds + scale * dep.engine.collective_s
 
 
 def _expert_collective_s(dep: Deployment, tokens: float) -> float:
@@ -216,17 +211,24 @@ def _expert_collective_s(dep: Deployment, tokens: float) -> float:
         return 0.0
     per_card = tokens * (dep.model.experts_per_token or 1) * (dep.model.hidden_size or 0) \
         * ACTIVATION_BYTES / members
-    link = _scaled(_link(dep, members), dep.overhead_scale)
+    link = _scaled(dep.fabric.link(members), dep.overhead_scale)
     return ln.all_to_all_s(per_card, members, link) + dep.overhead_scale * dep.engine.collective_s
 
 
-def _hop_s(dep: Deployment, tokens: float) -> float:
-    """One pipeline hop: the hidden states of `tokens` tokens to the next stage, over the
-    network when the stages sit in different machines."""
+def _hops_s(dep: Deployment, tokens: float, hops: int) -> float:
+    """`hops` pipeline hops, each sending the hidden states of `tokens` tokens to the next stage:
+    over the network where the next stage sits in another machine, else over the machine's link.
+    A layer split crosses each machine boundary once; a pipelined step also returns to the start."""
     par = dep.group
-    if par.pipeline <= 1 or dep.ideal or not dep.priced:
+    if par.pipeline <= 1 or hops <= 0 or dep.ideal or not dep.priced:
         return 0.0
-    crosses = par.tensor * par.expert * par.pipeline > dep.per_machine
-    link = _scaled(dep.between if crosses else dep.inside, dep.overhead_scale)
+    fabric, scale = dep.fabric, dep.overhead_scale
+    stage_cards = par.tensor * par.expert
+    stages_per_machine = max(1, fabric.per_machine // stage_cards)
+    machines = math.ceil(par.pipeline / stages_per_machine)
+    crossing = 0 if machines <= 1 else min(hops, machines if hops >= par.pipeline else machines - 1)
     message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
-    return ln.send_s(message, link) + dep.overhead_scale * dep.engine.hop_s
+    inside = _scaled(fabric.link(min(fabric.per_machine, 2 * stage_cards)), scale)
+    between = _scaled(fabric.between, scale)
+    return (crossing * ln.send_s(message, between) + (hops - crossing) * ln.send_s(message, inside)
+            + hops * scale * dep.engine.hop_s)

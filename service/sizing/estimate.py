@@ -19,7 +19,7 @@ from .inputs import (
     WorkloadInput,
     resolve_workload,
 )
-from .links import Link, card_link, network_link
+from .links import Fabric, fabric_for
 from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import (
@@ -30,11 +30,12 @@ from .placement import (
     serving_placements,
     training_placements,
 )
-from .plan import Parallelism, PlanAnswer, cards_per_machine, plan_answer
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
 from .serving import (
     Setup,
     ThroughputAnswer,
     decode_weights_note,
+    range_note,
     serving_capacity,
     setup,
     throughput_answer,
@@ -70,7 +71,11 @@ class ThroughputResult:
 
 @dataclass(frozen=True)
 class CurvePoint:
+    """The training time on `cards` cards (compute and communication, whether or not the job
+    fits them: `fits` says so)."""
+
     cards: int
+    fits: bool
     scaling_efficiency: float
     time_s: float | None
     time_s_guide_curve: float | None
@@ -190,8 +195,7 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
     _serving_plan_notes(model, resolved, placements, shown, notes)
     decode_weights_note(model, resolved.batch_size, notes)
-    s = setup(model, resolved, breakdown, card, shown.parallelism, plan.per_machine, plan.inside,
-              plan.between, notes)
+    s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
     return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, s)
 
 
@@ -200,8 +204,7 @@ class _ServingPlan:
     placements: ServingPlacements
     fit: FitAnswer
     per_machine: int
-    inside: Link
-    between: Link
+    fabric: Fabric
 
 
 def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
@@ -211,24 +214,22 @@ def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdo
     card = hardware.card
     per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
     placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
-    inside = card_link(card, notes)
-    between = network_link(card, per_machine, hardware.network_gb_per_s, notes)
+    fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
     if len(placements.options) > 1:
-        best = _most_served(model, resolved, breakdown, card, placements.options, inside, between)
+        best = _most_served(model, resolved, breakdown, card, placements.options, fabric)
         placements = replace(placements, asked=best)
     fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
     _fit_warnings(fit, card, notes)
-    return _ServingPlan(placements, fit, per_machine, inside, between)
+    return _ServingPlan(placements, fit, per_machine, fabric)
 
 
 def _most_served(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-                 options: tuple[Placement, ...], inside, between) -> Placement:
+                 options: tuple[Placement, ...], fabric: Fabric) -> Placement:
     """Of the copy sizes that hold the batch on the cards, the one whose copies serve the most
     output at full load (the smallest on a tie): more copies of a small split, or fewer of a
     larger one with room for longer batches."""
     def served(placed: Placement) -> float:
-        s = setup(model, workload, breakdown, card, placed.parallelism, placed.cards_per_machine,
-                  inside, between, Notes())
+        s = setup(model, workload, breakdown, card, placed.parallelism, fabric, Notes())
         return serving_capacity(model, workload, s, placed, Notes())["max_total_tokens_per_s"] or 0.0
 
     return max(options, key=served)  # max keeps the first of equals: the smallest copy
@@ -269,14 +270,14 @@ def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | 
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
         return MemoryResult(model, resolved, breakdown, None, None, *_frozen(notes))
+    # Memory answers the cards asked: the fit and the plan are for them, even where they fall short.
     if resolved.training:
         job = place_training(model, resolved, hardware, notes)
-        return MemoryResult(model, job.workload, job.breakdown, job.fit, _plan(job.placement, job.answer),
+        return MemoryResult(model, job.workload, job.breakdown, job.fit, _plan(job.placements.asked),
                             *_frozen(notes))
     breakdown = memory_breakdown(model, resolved, notes)
     plan = _serving_plan(model, resolved, breakdown, hardware, notes)
-    shown = _shown(plan.placements.asked, plan.placements.least)
-    _serving_plan_notes(model, resolved, plan.placements, shown, notes)
+    _serving_plan_notes(model, resolved, plan.placements, plan.placements.asked, notes)
     return MemoryResult(model, resolved, breakdown, plan.fit, _plan(plan.placements.asked), *_frozen(notes))
 
 
@@ -315,8 +316,11 @@ def scaling(
     job = place_training(model, resolved, hardware, notes)
     group = replace(job.placement.parallelism, data=1, replicas=1)
     answer = job.answer
-    curve = tuple(_curve_point(model, job.workload, hardware.card, group, n, job.cluster)
-                  for n in sorted({*CURVE_CARDS, answer.cards}) if n % group.group == 0)
+    least = job.fit.cards_needed
+    counts = {n for n in (*CURVE_CARDS, answer.cards, least or 1) if n % group.group == 0}
+    curve = tuple(_curve_point(model, job.workload, hardware.card, group, n, job.cluster,
+                               least is not None and n >= least)
+                  for n in sorted(counts))
     by_deadline = (None, None)
     if deadline_days is not None and job.fit.cards_needed is not None:
         by_deadline = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
@@ -329,10 +333,10 @@ def scaling(
                          *_frozen(notes))
 
 
-def _curve_point(model, workload, card, group: Parallelism, cards: int, place) -> CurvePoint:
+def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> CurvePoint:
     par = replace(group, data=cards // group.group)
     answer = training_answer(model, workload, card, par, place, Notes())
-    return CurvePoint(cards, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
+    return CurvePoint(cards, fits, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
 
 
 def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
@@ -386,7 +390,7 @@ def estimate(
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes)
         plan = _plan(shown)
-    host = host_sizing(card, shown.cards, shown.cards_per_machine)
+    host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
     notes.assume("power_w", host.typical_power_w, power_basis(card))
     electricity = energy_answer(host.typical_power_w, energy, notes)
     owned = _ownership(shown.cards, price, electricity, overhead, speed, train, notes)
@@ -568,20 +572,12 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
                         ("time_to_first_token_s", speed.time_to_first_token_s_range),
                         ("max_total_tokens_per_s", speed.max_total_tokens_per_s_range)):
             if r is not None:
-                out.append(FigureRange(name, r.low, r.typical, r.high, _range_note(name, speed)))
+                out.append(FigureRange(name, r.low, r.typical, r.high, range_note(name, speed)))
     if train is not None and train.time_s_range is not None:
         r = train.time_s_range
         out.append(FigureRange("time_s", r.low, r.typical, r.high,
                                "MFU 30-50 % and the step model against the guide's curve"))
     return tuple(out)
-
-
-def _range_note(name: str, speed: ThroughputAnswer) -> str:
-    if name == "time_to_first_token_s":
-        return "prefill at 60-70 % of peak (guide: large matmuls)"
-    engine = ENGINES[None if speed.engine == "guide" else speed.engine]
-    return (f"the engine's bandwidth share {engine.low:.0%}-{engine.high:.0%} ({speed.engine}) and "
-            "its fixed costs and link latencies at 0.67-1.5x")
 
 
 def _with_mode(workload: WorkloadInput, mode: str, notes: Notes) -> WorkloadInput:
@@ -636,7 +632,25 @@ def _serving_plan_notes(model: ModelSpec, workload: Workload, placements: Servin
                      "(see alternatives)")
 
 
+BUBBLE_WARNING_SHARE = 0.2  # of a step; beyond it the plan wastes a fifth of its cards' time
+BATCH_GROWTH_WARNING = 1.25  # a global batch a quarter above the one asked changes the training
+
+
 def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, notes: Notes) -> None:
+    if train.global_batch_tokens > BATCH_GROWTH_WARNING * train.global_batch_tokens_asked:
+        notes.warn(f"the global batch grows to {train.global_batch_tokens:,} tokens, over the "
+                   f"{train.global_batch_tokens_asked:,.0f} asked: {par.data * par.expert} data-parallel "
+                   f"copies of a {train.micro_batch}-sequence micro-batch already take more; fewer "
+                   "copies (more tensor or pipeline parallelism) or a larger batch fit it")
+    if train.step_s and train.pipeline_bubble_s and train.pipeline_bubble_s > BUBBLE_WARNING_SHARE * train.step_s:
+        notes.warn(f"the pipeline bubble idles the stages {train.pipeline_bubble_s / train.step_s:.0%} of "
+                   f"each step ({par.pipeline} stages, {train.gradient_accumulation} micro-batches): a "
+                   "larger global batch, fewer stages, or an interleaved schedule (virtual stages, "
+                   "which this estimate does not credit) shrink it")
+    if train.steps is not None and train.steps < 1:
+        notes.warn(f"the run's {train.train_tokens:,.0f} tokens are less than one optimizer step "
+                   f"({train.global_batch_tokens:,} tokens): the time is that share of one step; "
+                   "a smaller global batch gives the run real steps")
     if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
         parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
                  "expert all-to-alls": train.expert_comm_s or 0.0,

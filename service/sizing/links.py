@@ -14,15 +14,20 @@ from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card
 from .units import GB
 
+ACTIVATION_BYTES = 2  # hidden states (and their gradients) cross links in 16-bit
+
 
 @dataclass(frozen=True)
 class Link:
-    """Achievable bytes per second in one direction and the fixed cost of one collective."""
+    """Achievable bytes per second in one direction and the fixed cost of one collective;
+    `quoted_bytes_per_s` is the figure it rests on as its vendor quotes it (a card's link, both
+    directions; a machine's network)."""
 
     name: str
     bytes_per_s: float
     latency_s: float
     note: str
+    quoted_bytes_per_s: float | None = None
 
 
 def card_link(card: Card, notes, floor: bool = True) -> Link | None:
@@ -45,7 +50,7 @@ def card_link(card: Card, notes, floor: bool = True) -> Link | None:
     name = card.interconnect_name or ("PCIe" if kind == "pcie" else "dedicated link")
     link = Link(name, quoted / 2 * efficiency.value, latency.value,
                 f"{quoted / GB:g} GB/s both ways, {quoted / 2 / GB:g} each way at "
-                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective")
+                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective", quoted)
     notes.assume("link", link.name, f"{link.note} ({efficiency.note}; {latency.note})")
     return link
 
@@ -60,13 +65,55 @@ def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, not
     return Link(f"network ({machine_gb_per_s:g} GB/s per machine)", per_card * efficiency.value,
                 latency.value,
                 f"{machine_gb_per_s:g} GB/s per machine shared by {per_machine} cards at "
-                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective")
+                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective",
+                machine_gb_per_s * GB)
 
 
 def collective_latency_s(members: int, link: Link) -> float:
     """The fixed cost of one collective over `members` cards: the link's latency for each of the
     log2(n) rounds of a tree or recursive doubling (small messages take that path)."""
     return link.latency_s * max(1.0, math.log2(members))
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The links cards of one plan talk over: their dedicated link within its reach (`domain`
+    cards, or the whole machine), the PCIe slot beyond that reach inside a machine, and the
+    network between machines of `per_machine` cards."""
+
+    inside: Link
+    slot: Link | None
+    domain: int | None
+    between: Link
+    per_machine: int
+
+    def link(self, members: int) -> Link:
+        """The slowest link a collective over `members` cards of one group crosses."""
+        if members > self.per_machine:
+            return self.between
+        if self.domain is not None and members > self.domain and self.slot is not None:
+            return self.slot
+        return self.inside
+
+
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+               floor: bool = True) -> Fabric | None:
+    """The card's fabric in machines of `per_machine`; None where its dedicated link has no
+    figure and `floor` is off (training then falls back to the guide's curve)."""
+    inside = card_link(card, notes, floor)
+    if inside is None:
+        return None
+    slot = None
+    if card.link_domain_cards is not None:
+        quoted = card.pcie_bytes_per_s or PCIE_LINE_GB_PER_S * GB
+        efficiency, latency = d.LINK_EFFICIENCY["pcie"], d.LINK_LATENCY_S["pcie"]
+        slot = Link(f"PCIe ({quoted / GB:g} GB/s)", quoted / 2 * efficiency.value, latency.value,
+                    f"beyond the {card.link_domain_cards} cards its bridge joins", quoted)
+        notes.assume("link_domain_cards", card.link_domain_cards,
+                     f"{card.id}'s {inside.name} joins {card.link_domain_cards} cards; larger groups "
+                     f"talk over {slot.name}")
+    return Fabric(inside, slot, card.link_domain_cards, network_link(card, per_machine, network_gb_per_s, notes),
+                  per_machine)
 
 
 def allreduce_s(message_bytes: float, members: int, link: Link) -> float:
@@ -99,15 +146,21 @@ def hierarchical_allreduce_s(message_bytes: float, members: int, in_machine: int
                              between: Link) -> float:
     """All-reduce over `members` cards, `in_machine` of them in each machine: a reduce-scatter and
     all-gather inside the machine, and an all-reduce of each card's shard across the machines."""
-    local = min(members, max(1, in_machine))
-    machines = max(1, members // local)
+    local, machines, fewest = _spread(members, in_machine)
     return (allreduce_s(message_bytes, local, inside)
-            + allreduce_s(message_bytes / local, machines, between))
+            + allreduce_s(message_bytes / fewest, machines, between))
 
 
 def hierarchical_gather_s(full_bytes: float, members: int, in_machine: int, inside: Link,
                           between: Link) -> float:
     """All-gather (or reduce-scatter) over `members` cards, `in_machine` of them per machine."""
+    local, machines, fewest = _spread(members, in_machine)
+    return gather_s(full_bytes, local, inside) + gather_s(full_bytes / fewest, machines, between)
+
+
+def _spread(members: int, in_machine: int) -> tuple[int, int, int]:
+    """Cards of a group in one machine, the machines the group spans, and the cards in its
+    emptiest machine: that machine's cards carry the largest shards over the network."""
     local = min(members, max(1, in_machine))
-    machines = max(1, members // local)
-    return gather_s(full_bytes, local, inside) + gather_s(full_bytes / local, machines, between)
+    machines = math.ceil(members / local)
+    return local, machines, members - (machines - 1) * local

@@ -48,7 +48,7 @@ class MemoryBreakdown:
     plan: "TrainingPlan | None" = None
     tensor: int = 1
     layers: int | None = None
-    kv_share_per_tensor: tuple[int, int] | None = None  # (heads a card keeps at t, heads) or None
+    kv_heads: int | None = None  # the KV heads a sequence's cache splits by; 0: kept whole (MLA)
 
     def stage_share(self, pipeline: int) -> float:
         """The share of the layers the busiest of `pipeline` stages holds: ceil(L/p)/L."""
@@ -64,9 +64,9 @@ class MemoryBreakdown:
         (engines replicate them); a latent cache (MLA) is kept whole on every card."""
         if tensor <= 1:
             return 1.0
-        if self.kv_share_per_tensor is None:
+        heads = self.kv_heads
+        if heads is None:
             return 1 / tensor
-        _, heads = self.kv_share_per_tensor
         if heads == 0:
             return 1.0
         return math.ceil(heads / tensor) / heads
@@ -162,17 +162,19 @@ class TrainingPlan:
     frozen_bytes: int  # LoRA: the frozen base; else 0
     adapter_bytes: int  # LoRA: adapters with their gradients and optimizer state
     guide_bytes_per_param: float
+    expert_params: int = 0  # routed-expert parameters, which expert parallelism divides
 
     def states_per_card(self, par: Parallelism) -> int:
         """Model state bytes one card holds under the plan `par`."""
         if self.frozen_bytes or self.adapter_bytes:
-            sharded = self.stage is None or self.stage == 3
-            divisor = par.model_parallel * (par.expert * par.data if sharded else 1)
-            return math.ceil(self.frozen_bytes / divisor) + self.adapter_bytes
+            if self.stage is None or self.stage == 3:
+                return math.ceil(self.frozen_bytes / par.cards) + self.adapter_bytes
+            held, _, _ = tr.shard_params(self.params, self.expert_params, par)
+            return math.ceil(self.frozen_bytes * held / self.params) + self.adapter_bytes
         if self.stage is None:
             return tr.guide_states_per_card(self.params, self.guide_bytes_per_param, par.cards)
         return tr.deepspeed_states_per_card(self.params, self.largest_layer_params, self.stage, par,
-                                            self.optimizer, self.mixed_precision)
+                                            self.optimizer, self.mixed_precision, self.expert_params)
 
 
 def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
@@ -196,7 +198,7 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
                  f"DeepSpeed's accounting for ZeRO stage {workload.zero_stage} over the data-parallel cards")
     high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
-                        workload.optimizer, not fp32, 0, 0, typical)
+                        workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
     return components, typical, high, plan
 
 
@@ -224,7 +226,7 @@ def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
     low = typical if low_extra is None else base / model.params + low_extra
     high = typical if high_extra is None else base / model.params + high_extra
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
-                        workload.optimizer, True, base, adapter_bytes, typical)
+                        workload.optimizer, True, base, adapter_bytes, typical, model.expert_params or 0)
     return components, low, high, plan
 
 
@@ -277,17 +279,16 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         plan=plan,
         tensor=tensor,
         layers=model.layers,
-        kv_share_per_tensor=_kv_heads(model),
+        kv_heads=_kv_heads(model),
     )
 
 
-def _kv_heads(model: ModelSpec) -> tuple[int, int] | None:
-    """What splits a sequence's KV cache over tensor-parallel cards: its KV heads, or nothing
-    for a latent cache (MLA), which every card keeps whole."""
+def _kv_heads(model: ModelSpec) -> int | None:
+    """What splits a sequence's KV cache over tensor-parallel cards: its KV heads; 0 for a latent
+    cache (MLA), which every card keeps whole; None when the heads are unknown (an even split)."""
     if model.attention == "mla":
-        return (1, 0)
-    heads = model.resolved_kv_heads
-    return None if not heads else (heads, heads)
+        return 0
+    return model.resolved_kv_heads or None
 
 
 def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:

@@ -22,10 +22,10 @@ from .inputs import Notes, Workload
 from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
 from .units import GB, GIB
 from .model import ModelSpec
-from .plan import Parallelism, check_given, machines_for, tensor_degrees
+from .plan import Parallelism, check_given, experts_divide, machines_for, tensor_degrees
 
 
-MAX_SEARCH = 2 ** 12  # copies of a model over more machines than this are not sized
+MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
 
 
 @dataclass(frozen=True)
@@ -89,12 +89,12 @@ def serving_placements(
             raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
                                     f"{count} asked for", "workload.parallelism")
         asked = place(given, given.cards, True)
-        least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
-        return ServingPlacements(asked, least, None)
-    least = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
+        return ServingPlacements(asked, _serving_least(model, engine, per_machine, breakdown, batch, usable, place), None)
+    least = _serving_least(model, engine, per_machine, breakdown, batch, usable, place)
     options: tuple[Placement, ...] = ()
     if count is None:
-        asked = least if least is not None else place(_largest(model, engine, per_machine), 1)
+        largest = _largest(model, engine, per_machine)
+        asked = least if least is not None else place(largest, largest.cards)
     else:
         asked = _on_count(model, engine, per_machine, count, place)
         if engine.split == "tensor" and asked.fits:
@@ -108,6 +108,42 @@ def serving_placements(
     return ServingPlacements(asked, least, fewer, options)
 
 
+def _serving_least(model, engine: Engine, per_machine: int, breakdown: MemoryBreakdown, batch: int,
+                   usable: int, place) -> Placement | None:
+    """The fewest cards that serve the batch: one copy that holds it all, or, under a tensor split,
+    copies of a smaller one that share it when they take fewer cards (or one copy cannot)."""
+    single = _least(lambda par: place(par, par.cards), groups(model, engine, per_machine))
+    if engine.split != "tensor":
+        return single
+    bound = single.cards if single is not None else d.MAX_CARDS + 1
+    replicated = _least_replicated(model, engine, per_machine, breakdown, batch, usable, place, bound)
+    if replicated is not None and (single is None or replicated.cards < single.cards):
+        return replicated
+    return single
+
+
+def _least_replicated(model, engine, per_machine, breakdown, batch, usable, place,
+                      bound: int) -> Placement | None:
+    """The copy size whose copies, each holding as many sequences as it can, serve the batch on
+    the fewest cards, below `bound`. A copy is never larger than the count it beats."""
+    if not breakdown.kv_cache_bytes_per_sequence:
+        return None  # without a KV shape a copy's sequences are not counted
+    best: tuple[int, Parallelism] | None = None
+    holding = groups_holding(model, engine, per_machine,
+                             lambda par: bool(breakdown.max_sequences(par, usable)))
+    for tried, par in enumerate(holding):
+        if par.group >= (best[0] if best else bound) or tried >= MAX_SEARCH:
+            break
+        most = breakdown.max_sequences(par, usable)
+        copies = math.ceil(batch / most)
+        if copies > 1 and copies * par.group < (best[0] if best else bound):
+            best = (copies * par.group, replace(par, replicas=copies))
+    if best is None:
+        return None
+    placed = place(best[1], best[0])
+    return placed if placed.fits else None
+
+
 def _serving(breakdown: MemoryBreakdown, par: Parallelism, cards: int, batch: int, usable: int,
              per_machine: int, given: bool) -> Placement:
     sequences = math.ceil(batch / par.replicas)
@@ -115,7 +151,7 @@ def _serving(breakdown: MemoryBreakdown, par: Parallelism, cards: int, batch: in
     per_copy = breakdown.max_sequences(par, usable)
     return Placement(
         parallelism=par, cards=cards, cards_per_machine=per_machine,
-        machines=machines_for(par, per_machine), sequences=sequences,
+        machines=machines_for(par, per_machine, cards), sequences=sequences,
         need_bytes_per_card=need, model_state_bytes_per_card=breakdown.weights_bytes_per_card(par),
         usable_bytes_per_card=usable, fits=need <= usable,
         max_concurrent_sequences=None if per_copy is None else per_copy * par.replicas,
@@ -131,14 +167,32 @@ def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Paral
     degrees = tensor_degrees(model, per_machine) or (1,)
     yield from (Parallelism(tensor=t) for t in degrees)
     t = degrees[-1]
+    spread = model.is_moe and engine.expert_parallel
     for k in range(2, d.MAX_CARDS // t + 1):
-        if model.is_moe and engine.expert_parallel:
-            if not model.experts or model.experts % (t * k) == 0:
-                yield Parallelism(tensor=t, expert=k)
+        if spread and experts_divide(model, k):
+            yield Parallelism(tensor=t, expert=k)
         elif k <= limit:
             yield Parallelism(tensor=t, pipeline=k)
-        else:
+        elif not spread:
             return
+
+
+@dataclass(frozen=True)
+class _Probe:
+    parallelism: Parallelism
+    fits: bool
+
+
+def groups_holding(model: ModelSpec, engine: Engine, per_machine: int,
+                   holds: Callable[[Parallelism], bool]) -> Iterator[Parallelism]:
+    """The engine's copies that `holds` accepts, from the smallest that does (found by the
+    galloping search, so a model no copy holds costs a few dozen probes, not thousands)."""
+    first = _least(lambda par: _Probe(par, holds(par)), groups(model, engine, per_machine))
+    if first is None:
+        return
+    smallest = first.parallelism.group
+    yield from (par for par in groups(model, engine, per_machine)
+                if par.group >= smallest and holds(par))
 
 
 def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:
@@ -148,18 +202,22 @@ def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:
 
 def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Parallelism]) -> Placement | None:
     """The first group that holds the batch. The groups inside one machine are tried in turn;
-    beyond it the need falls as machines are added, so the search gallops, then bisects."""
-    pending: list[Parallelism] = []
+    beyond it the need falls as machines are added, along the expert groups and along the
+    pipeline stages each, so the search gallops, then bisects, over each kind and keeps the
+    smaller copy."""
+    expert: list[Parallelism] = []
+    pipeline: list[Parallelism] = []
     for par in groups:
         if par.pipeline == 1 and par.expert == 1:
             placed = place(par)
             if placed.fits:
                 return placed
             continue
-        pending.append(par)
-        if len(pending) >= MAX_SEARCH:
+        (expert if par.expert > 1 else pipeline).append(par)
+        if len(expert) + len(pipeline) >= MAX_SEARCH:
             break
-    return _gallop(place, pending)
+    found = [p for p in (_gallop(place, expert), _gallop(place, pipeline)) if p is not None]
+    return min(found, key=lambda p: p.parallelism.group) if found else None
 
 
 def _gallop(place, candidates: list[Parallelism]) -> Placement | None:
@@ -192,7 +250,7 @@ def _on_count(model, engine, per_machine, count, place) -> Placement:
     the smallest copy that holds its share of the batch, with copies on the cards left over."""
     if engine.split == "layer":
         stages = min(count, model.layers or count)
-        return replace(place(Parallelism(pipeline=stages), count))
+        return place(Parallelism(pipeline=stages), count)
     best = None
     for par in groups(model, engine, per_machine):
         if par.group > count:
@@ -249,32 +307,45 @@ def training_placements(
         par = replace(group, data=copies)
         b = breakdown(stage, par.tensor)
         need = b.training_need_bytes_per_card(par)
-        return Placement(par, cards, per_machine, machines_for(par, per_machine), None, need,
+        return Placement(par, cards, per_machine, machines_for(par, per_machine, cards), None, need,
                          b.model_state_bytes_per_card(par), usable, need <= usable, None, stage, given)
 
+    given = workload.parallelism
+    if given is not None:
+        check_given(model, given, True, True)
     recipes = list(_recipes(model, workload, per_machine))
-    given = workload.parallelism is not None
-    if count is not None and given:
+    copies_given = given.data if given is not None and given.data > 1 else None
+    if count is not None and given is not None:
         group = recipes[0][0]
+        if copies_given and count != given.cards:
+            raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
+                                    f"{count} asked for", "workload.parallelism")
         if count % group.group:
             raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
                                     f"degree {group.group}", "hardware.count")
-    least = None
-    for group, stage in recipes:
-        copies = _least_copies(lambda n, g=group, s=stage: place(g, s, n, g.group * n, given).fits)
-        if copies is not None:
-            least = place(group, stage, copies, group.group * copies, given)
-            break
+    if count is None and copies_given:
+        count = given.cards
+    least = _training_least(recipes, place, given is not None)
     if count is None:
-        asked = least if least is not None else place(recipes[0][0], recipes[0][1], 1,
-                                                      recipes[0][0].group, given)
+        group, stage = recipes[0]
+        asked = least if least is not None else place(group, stage, 1, group.group, given is not None)
     else:
-        asked = _training_on_count(recipes, count, place, given)
+        asked = _training_on_count(recipes, count, place, given is not None)
     stage = asked.zero_stage
-    chosen = replace(workload, zero_stage=stage, parallelism=replace(asked.parallelism))
+    chosen = replace(workload, zero_stage=stage, parallelism=asked.parallelism)
     final = memory_breakdown(model, chosen, notes, asked.parallelism.tensor)
     _training_reasons(asked, workload, notes)
     return TrainingPlacements(asked, least, chosen, final)
+
+
+def _training_least(recipes, place, given: bool) -> Placement | None:
+    """The fewest cards any recipe holds the job on (the earlier recipe on a tie)."""
+    least = None
+    for group, stage in recipes:
+        copies = _least_copies(lambda n, g=group, s=stage: place(g, s, n, g.group * n, given).fits)
+        if copies is not None and (least is None or group.group * copies < least.cards):
+            least = place(group, stage, copies, group.group * copies, given)
+    return least
 
 
 def _recipes(model: ModelSpec, workload: Workload, per_machine: int) -> Iterator[tuple[Parallelism, int | None]]:
@@ -328,9 +399,11 @@ def _least_copies(fits: Callable[[int], bool]) -> int | None:
 
 
 def _training_on_count(recipes, count, place, given) -> Placement:
+    """The first recipe whose copies hold the job on `count` cards; a count that is not a
+    multiple of a copy leaves the rest idle."""
     best = None
     for group, stage in recipes:
-        if count % group.group:
+        if group.group > count:
             continue
         placed = place(group, stage, count // group.group, count, given)
         if placed.fits:
@@ -344,6 +417,9 @@ def _training_on_count(recipes, count, place, given) -> Placement:
 
 def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> None:
     par = asked.parallelism
+    if asked.idle_cards:
+        notes.warn(f"the plan ({par.describe()}) leaves {asked.idle_cards} of {asked.cards} cards "
+                   "idle: a count that is a multiple of the copy uses them all")
     if asked.given:
         notes.assume("parallelism", par.describe(), "the plan given")
     elif par.model_parallel == 1:

@@ -62,11 +62,6 @@ class Parallelism:
         """Cards one copy of a dense layer stack is split over: tensor x pipeline."""
         return self.tensor * self.pipeline
 
-    @property
-    def dense_copies(self) -> int:
-        """How many copies of the dense (non-expert) weights there are: expert x data x replicas."""
-        return self.expert * self.data * self.replicas
-
     def describe(self) -> str:
         parts = [f"{name} {getattr(self, name)}" for name in ("tensor", "pipeline", "expert", "data",
                                                               "replicas") if getattr(self, name) > 1]
@@ -114,13 +109,17 @@ def cards_per_machine(card: Card, given: int | None, notes) -> int:
                      d.Default(CARDS_PER_MACHINE[card.line], CARDS_PER_MACHINE_NOTE[card.line]))
 
 
-def machines_for(par: Parallelism, per_machine: int) -> int:
-    """Machines the plan occupies: a tensor group never straddles two machines when it fits in
-    one, so groups are packed whole."""
+def machine_slots(par: Parallelism, per_machine: int) -> int:
+    """Cards one machine carries under the plan: whole tensor groups when a group fits in one
+    machine (a group never straddles two), else every slot."""
     if par.tensor <= per_machine:
-        groups_per_machine = per_machine // par.tensor
-        return math.ceil(par.cards // par.tensor / groups_per_machine)
-    return math.ceil(par.cards / per_machine)
+        return per_machine // par.tensor * par.tensor
+    return per_machine
+
+
+def machines_for(par: Parallelism, per_machine: int, cards: int | None = None) -> int:
+    """Machines the plan's cards (or `cards`, idle ones included) occupy."""
+    return math.ceil((cards or par.cards) / machine_slots(par, per_machine))
 
 
 def tensor_degrees(model: ModelSpec, limit: int) -> tuple[int, ...]:
@@ -146,6 +145,12 @@ def tensor_divides(model: ModelSpec, tensor: int) -> bool:
     return True
 
 
+def experts_divide(model: ModelSpec, expert: int) -> bool:
+    """Whether `expert` groups can each take an equal share of the routed experts (engines need
+    the expert count divisible by the expert-parallel degree)."""
+    return not model.experts or model.experts % expert == 0
+
+
 def check_given(model: ModelSpec, par: Parallelism, training: bool, tensor_rule: bool) -> None:
     """A caller's plan must describe something an engine can run."""
     field = "workload.parallelism"
@@ -158,10 +163,9 @@ def check_given(model: ModelSpec, par: Parallelism, training: bool, tensor_rule:
                                 f"{field}.pipeline")
     if par.expert > 1 and not model.is_moe:
         raise InvalidInputError("expert parallelism needs a mixture-of-experts model", f"{field}.expert")
-    if par.expert > 1 and model.experts and model.experts % (par.expert * par.tensor) and \
-            (par.expert * par.tensor) % model.experts:
-        raise InvalidInputError(f"tensor x expert ({par.tensor * par.expert}) does not spread the "
-                                f"model's {model.experts} experts evenly", f"{field}.expert")
+    if par.expert > 1 and not experts_divide(model, par.expert):
+        raise InvalidInputError(f"expert {par.expert} does not divide the model's {model.experts} "
+                                "experts evenly over its groups", f"{field}.expert")
     if training and par.replicas > 1:
         raise InvalidInputError("training copies are data parallel: use data, not replicas",
                                 f"{field}.replicas")

@@ -12,7 +12,7 @@ from .catalog import Card, measured_bandwidth_fraction, measured_compute_fractio
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
 from .engines import ENGINES, Engine
 from .inputs import Notes, Workload, compute_flops
-from .links import Link
+from .links import Fabric, Link
 from .memory_answer import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import Placement
@@ -57,11 +57,14 @@ class CurvePoint:
 
 @dataclass(frozen=True)
 class DecodeStep:
-    """One decode step of the asked batch on one copy, by part, in seconds."""
+    """One decode step of the asked batch on one copy, by part, in seconds: step_s is roofline_s
+    plus engine_s and the three communication parts; memory_s and compute_s are the roofline's
+    two sides, which overlap."""
 
     sequences: int
     memory_s: float
     compute_s: float
+    roofline_s: float
     engine_s: float
     tensor_comm_s: float
     expert_comm_s: float
@@ -87,6 +90,7 @@ class ThroughputAnswer:
     weights_read_bytes_per_step: int
     flops_per_token: int
     decode_efficiency: float
+    decode_efficiency_range: Range
     achievable_bandwidth_fraction: float
     decode_tokens_per_s_ceiling: float
     decode_tokens_per_s_achievable: float
@@ -149,7 +153,7 @@ def achievable_fraction(card: Card, notes: Notes) -> float:
 
 
 def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-          par: Parallelism, per_machine: int, inside: Link, between: Link, notes: Notes) -> Setup:
+          par: Parallelism, fabric: Fabric, notes: Notes) -> Setup:
     """The deployments of one copy of `par` (its replicas are the copies)."""
     engine = ENGINES[workload.engine]
     group = replace(par, data=1, replicas=1)
@@ -159,10 +163,10 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     measured = _compute_fraction(card, workload, notes)
     compute = Range(*(min(e, measured) for e in (engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE)))
     priced = workload.decode_efficiency is None
-    base = Deployment(model, workload.precision, breakdown, card, engine, group, per_machine,
-                      inside, between, peak, compute.typical, efficiency.typical, priced=priced)
+    base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
+                      compute.typical, efficiency.typical, priced=priced)
     if priced:
-        _fixed_cost_notes(model, engine, group, inside, between, per_machine, notes)
+        _fixed_cost_notes(model, engine, group, fabric, notes)
     scales = OVERHEAD_RANGE
     return Setup(
         typical=base,
@@ -192,7 +196,10 @@ def throughput_answer(
     ceiling_total = batch / ideal.step_s
     group = s.typical.group
     width = group.tensor * group.expert  # the cards a token's step reads from at once
-    peak, bandwidth = width * s.typical.peak_flops, width * workload_bandwidth(s.typical)
+    # A pipelined step reads every stage's share; a layer split's step already holds them all.
+    rounds = group.pipeline if s.engine.pipelined else 1
+    card_bandwidth = s.typical.card.bandwidth_bytes_per_s
+    peak, bandwidth = width * s.typical.peak_flops, width * card_bandwidth
     step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
     intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
     prefill = _prefill(model, workload, s, notes)
@@ -204,26 +211,29 @@ def throughput_answer(
         engine=workload.engine or "guide",
         compute_precision=_compute_key(s.typical.card, workload),
         peak_flops_per_s=peak, bandwidth_bytes_per_s=bandwidth,
-        ridge_flops_per_byte=t.ridge_flops_per_byte(s.typical.peak_flops, workload_bandwidth(s.typical)),
+        ridge_flops_per_byte=t.ridge_flops_per_byte(s.typical.peak_flops, card_bandwidth),
         arithmetic_intensity_flops_per_byte=intensity,
         attainable_flops_per_s=t.attainable_flops(peak, bandwidth, intensity), bound=typical.bound,
-        bytes_per_step=step_bytes * width * group.pipeline,
-        weights_read_bytes_per_step=typical.weights_read_bytes_per_card * width * group.pipeline,
+        bytes_per_step=step_bytes * width * rounds,
+        weights_read_bytes_per_step=typical.weights_read_bytes_per_card * width * rounds,
         flops_per_token=t.decode_flops_per_token(model.params_per_token),
         decode_efficiency=s.typical.bandwidth_efficiency,
+        decode_efficiency_range=Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency,
+                                      s.high.bandwidth_efficiency),
         achievable_bandwidth_fraction=achievable_fraction(s.typical.card, notes),
         decode_tokens_per_s_ceiling=1 / ideal.step_s,
         decode_tokens_per_s_achievable=achievable_fraction(s.typical.card, notes) / ideal.step_s,
         decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
-        total_tokens_per_s_guide=_guide_rule(model, workload, s, batch),
+        total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
         total_tokens_per_s_ceiling=ceiling_total,
         total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
         link_bytes_per_s=None if link is None else link.bytes_per_s,
         link_latency_s=None if link is None else link.latency_s,
-        decode_step=DecodeStep(per_copy, typical.memory_s, typical.compute_s, typical.engine_s,
+        decode_step=DecodeStep(per_copy, typical.memory_s, typical.compute_s, typical.roofline_s,
+                               typical.engine_s,
                                typical.tensor_comm_s, typical.expert_comm_s,
                                typical.pipeline_comm_s, typical.step_s),
         **prefill,
@@ -233,15 +243,12 @@ def throughput_answer(
     )
 
 
-def workload_bandwidth(dep: Deployment) -> float:
-    return dep.card.bandwidth_bytes_per_s
-
-
 def _link_crossed(dep: Deployment) -> Link | None:
+    """The slowest link one copy's collectives cross (None on one card)."""
     par = dep.group
     if par.group <= 1:
         return None
-    return dep.inside if par.group <= dep.per_machine else dep.between
+    return dep.fabric.link(par.group)
 
 
 def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fraction: float,
@@ -265,8 +272,16 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
     return scaled
 
 
-def _fixed_cost_notes(model, engine: Engine, group: Parallelism, inside: Link, between: Link,
-                      per_machine: int, notes: Notes) -> None:
+def range_note(name: str, speed: "ThroughputAnswer") -> str:
+    """What a headline figure's low and high rest on, from the shares the answer used."""
+    if name == "time_to_first_token_s":
+        return "prefill matmuls at the low and high ends of the engine's share of peak"
+    return (f"bandwidth at {speed.decode_efficiency_range.low:.0%}-{speed.decode_efficiency_range.high:.0%} "
+            f"({speed.engine}), and its fixed costs and link latencies at 0.67-1.5x (0.5-2x where "
+            "few runs pin them)")
+
+
+def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric, notes: Notes) -> None:
     if model.layers and (engine.layer_overhead_s or engine.moe_layer_overhead_s):
         layers = model.layers
         moe = model.resolved_moe_layers
@@ -279,7 +294,7 @@ def _fixed_cost_notes(model, engine: Engine, group: Parallelism, inside: Link, b
                      + (f", fitted on published runs ({engine.fitted})" if engine.fitted else
                         ", assumed (no published runs calibrate it); the range takes 0.67-1.5x"))
     if group.tensor > 1:
-        link = inside if group.tensor <= per_machine else between
+        link = fabric.link(group.tensor)
         notes.assume("tensor_collectives_per_layer", engine.syncs_per_layer,
                      f"each layer all-reduces its hidden states {engine.syncs_per_layer} times over "
                      f"{link.name} ({link.latency_s * 1e6:g} us each, plus "
@@ -288,7 +303,7 @@ def _fixed_cost_notes(model, engine: Engine, group: Parallelism, inside: Link, b
         notes.assume("expert_collectives_per_layer", 2,
                      "each MoE layer sends tokens to their experts' cards and back (all-to-all)")
     if group.pipeline > 1:
-        notes.assume("pipeline_hop_s", round(engine.hop_s + inside.latency_s, 6),
+        notes.assume("pipeline_hop_s", round(engine.hop_s + fabric.inside.latency_s, 6),
                      "each stage hands its hidden states to the next: the link's latency plus the "
                      f"engine's {engine.hop_s * 1e6:g} us")
 
@@ -322,7 +337,10 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> di
     60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
     prompt = workload.prompt_tokens
-    notes.assume("prefill_efficiency", d.PREFILL_EFFICIENCY.value, d.PREFILL_EFFICIENCY.note)
+    engine = s.typical.engine
+    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
+                 f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: "
+                 + (engine.fitted if engine.compute_efficiency else d.PREFILL_EFFICIENCY.note))
     flops = prefill_flops(model, prompt)
     times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
     cards = s.typical.group.group

@@ -3,6 +3,7 @@
 import inspect
 
 import marshmallow
+from marshmallow import validate
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
@@ -22,6 +23,27 @@ def _one_of(self, field, **kwargs) -> dict:
     return {}
 
 
+def _exclusive_bounds(self, field, ret) -> dict:
+    """apispec writes an exclusive Range bound as an inclusive one; OpenAPI 3.1 has its own key."""
+    out = {}
+    for v in field.validators:
+        if isinstance(v, validate.Range):
+            if v.min is not None and not v.min_inclusive:
+                out["exclusiveMinimum"] = v.min
+            if v.max is not None and not v.max_inclusive:
+                out["exclusiveMaximum"] = v.max
+    return out
+
+
+def _without_inclusive_twins(schema: dict) -> None:
+    for prop in schema.get("properties", {}).values():
+        for bound in ("Minimum", "Maximum"):
+            if f"exclusive{bound}" in prop and prop.get(bound.lower()) == prop[f"exclusive{bound}"]:
+                del prop[bound.lower()]
+        if isinstance(prop.get("items"), dict):
+            _without_inclusive_twins({"properties": {"items": prop["items"]}})
+
+
 def schema_classes() -> dict[str, type[marshmallow.Schema]]:
     """Every public schema in service.api.schemas, by component name."""
     return {
@@ -39,6 +61,10 @@ def generated_components() -> dict[str, dict]:
     plugin = MarshmallowPlugin(schema_name_resolver=component_name)
     spec = APISpec("oracle", "0", "3.1.0", plugins=[plugin])
     plugin.converter.add_attribute_function(_one_of)
+    plugin.converter.add_attribute_function(_exclusive_bounds)
     for name, cls in schema_classes().items():
         spec.components.schema(name, schema=cls)
-    return spec.to_dict()["components"]["schemas"]
+    components = spec.to_dict()["components"]["schemas"]
+    for schema in components.values():
+        _without_inclusive_twins(schema)
+    return components

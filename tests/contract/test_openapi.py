@@ -34,8 +34,11 @@ def test_paths_and_methods_equal_the_apps_routes(app):
 
 
 def _shape(prop: dict) -> dict:
-    """What the contract fixes of a property: its types, references and item shapes."""
+    """What the contract fixes of a property: its types, bounds, references and item shapes."""
     out: dict = {}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if key in prop:
+            out[key] = float(prop[key])
     if "type" in prop:
         types = prop["type"]
         out["type"] = sorted(types) if isinstance(types, list) else [types]
