@@ -623,7 +623,9 @@ class ParallelismSchema(Schema):
 
 
 class DecodeStepSchema(Schema):
-    sequences = fields.Integer(required=True)
+    """A decode.StepCost: the batch it ran is `sequences`."""
+
+    sequences = fields.Integer(required=True, attribute="batch")
     memory_s = Num(required=True)
     compute_s = Num(required=True)
     roofline_s = Num(required=True)

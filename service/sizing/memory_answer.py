@@ -8,12 +8,9 @@ from . import defaults as d
 from . import memory as m
 from . import training as tr
 from . import weights
-from .catalog import Card
-from .errors import InvalidInputError
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
-from .units import GB, GIB
 
 
 @dataclass(frozen=True)
@@ -334,86 +331,3 @@ def _training_activations(model: ModelSpec, workload: Workload, tensor: int, not
                                       workload.batch_size, model.vocab_size, tensor,
                                       workload.recompute)
     return activations * (2 if workload.precision.name == "fp32" else 1)
-
-
-def least_cards(breakdown: MemoryBreakdown, usable: int, step: int = 1) -> int | None:
-    """The least count (a multiple of `step`) whose cards each hold their share; None if even
-    MAX_CARDS cards do not. The need per card never rises with the count, so this bisects."""
-    if breakdown.need_bytes_per_card(d.MAX_CARDS - d.MAX_CARDS % step) > usable:
-        return None
-    low, high = 1, d.MAX_CARDS // step
-    while low < high:
-        middle = (low + high) // 2
-        if breakdown.need_bytes_per_card(middle * step) <= usable:
-            high = middle
-        else:
-            low = middle + 1
-    return low * step
-
-
-def fit_answer(
-    breakdown: MemoryBreakdown, workload: Workload, card: Card, count: int | None, notes: Notes
-) -> FitAnswer:
-    """Fit on the given count, or on the least count that fits when none is given."""
-    fraction = notes.use("memory_usable_fraction", None, d.MEMORY_USABLE_FRACTION)
-    usable = m.usable_bytes(card.memory_bytes, fraction)
-    step = workload.parallel.model_parallel if workload.training else 1
-    if count is not None and count % step:
-        raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline parallel "
-                                f"degree {step}", "hardware.count")
-    needed = least_cards(breakdown, usable, step)
-    used = count if count is not None else (needed or step)
-    need = breakdown.need_bytes_per_card(used)
-    fit = m.Fit(used, card.memory_bytes, usable, need, usable - need, need <= usable)
-    return FitAnswer(
-        card_id=card.id,
-        count=used,
-        count_given=count is not None,
-        fits=fit.fits,
-        cards_needed=needed,
-        card_memory_bytes=card.memory_bytes,
-        usable_bytes_per_card=usable,
-        need_bytes_per_card=need,
-        model_state_bytes_per_card=breakdown.model_state_bytes_per_card(used),
-        free_bytes_per_card=usable - need,
-        total_bytes=need * used,
-        max_concurrent_sequences=_concurrency(breakdown, fit, workload),
-        reason=_fit_reason(breakdown, card, fit, needed),
-    )
-
-
-def _concurrency(breakdown: MemoryBreakdown, fit: m.Fit, workload: Workload) -> int | None:
-    """The most sequences of this context whose KV caches fit beside the weights on the cards.
-
-    Exactly where the fit predicate flips: one more sequence would not fit.
-    """
-    if workload.training or not breakdown.kv_cache_bytes_per_sequence:
-        return None
-    per_sequence = breakdown.kv_cache_bytes_per_sequence
-    weights_only = breakdown.model_state_bytes + (breakdown.activations_bytes or 0)
-    room = fit.count * (fit.usable_bytes_per_card - breakdown.runtime_overhead_bytes) - weights_only
-    guess = m.max_concurrent_sequences(room, per_sequence)
-
-    def holds(sequences: int) -> bool:
-        need = math.ceil((weights_only + sequences * per_sequence) / fit.count)
-        return need + breakdown.runtime_overhead_bytes <= fit.usable_bytes_per_card
-
-    while guess > 0 and not holds(guess):
-        guess -= 1
-    while holds(guess + 1):
-        guess += 1
-    return guess
-
-
-def _fit_reason(breakdown: MemoryBreakdown, card: Card, fit: m.Fit, needed: int | None) -> str:
-    per_card_state = breakdown.model_state_bytes_per_card(fit.count) / GB
-    rest = fit.need_bytes_per_card / GB - per_card_state
-    head = (f"{fit.count} x {card.id}: each card holds {per_card_state:.1f} GB of model state "
-            f"and {rest:.1f} GB of KV cache, activations and runtime ({fit.need_bytes_per_card / GB:.1f} GB)"
-            f"; {fit.usable_bytes_per_card / GB:.1f} GB of its {card.memory_bytes / GIB:g} GiB "
-            f"({card.memory_bytes / GB:.1f} GB) is usable")
-    if needed is None:
-        return head + "; no number of these cards holds it"
-    if fit.fits:
-        return head + f", {fit.free_bytes_per_card / GB:.1f} GB to spare"
-    return head + f", {-fit.free_bytes_per_card / GB:.1f} GB short; {needed} cards are needed"

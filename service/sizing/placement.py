@@ -96,13 +96,13 @@ def serving_placements(
         largest = _largest(model, engine, per_machine)
         asked = least if least is not None else place(largest, largest.cards)
     else:
-        asked = _on_count(model, engine, per_machine, count, place)
-        if engine.split == "tensor" and asked.fits:
+        if engine.split == "tensor":
             options = _copies_on_count(model, engine, per_machine, count, place)
+        # The first copy that holds the batch is the engine's plan on the count.
+        asked = options[0] if options else _on_count(model, engine, per_machine, count, place)
     fewer = None
     if engine.split == "tensor" and least is not None and least.cards > 1:
-        layer = _least(lambda par: place(par, par.cards), groups(model, ENGINES["llama.cpp"],
-                                                                  per_machine))
+        layer = _least(lambda par: place(par, par.cards), _layer_groups(model))
         if layer is not None and layer.cards < least.cards:
             fewer = layer
     return ServingPlacements(asked, least, fewer, options)
@@ -162,7 +162,7 @@ def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Paral
     """One copy of the model, smallest first, as the engine would split it."""
     limit = model.layers or d.MAX_CARDS
     if engine.split == "layer":
-        yield from (Parallelism(pipeline=p) for p in range(1, min(limit, d.MAX_CARDS) + 1))
+        yield from _layer_groups(model)
         return
     degrees = tensor_degrees(model, per_machine) or (1,)
     yield from (Parallelism(tensor=t) for t in degrees)
@@ -173,8 +173,8 @@ def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Paral
             yield Parallelism(tensor=t, expert=k)
         elif k <= limit:
             yield Parallelism(tensor=t, pipeline=k)
-        elif not spread:
-            return
+        elif not spread or (model.experts and k > model.experts):
+            return  # no more stages, and no expert degree beyond the experts divides them
 
 
 @dataclass(frozen=True)
@@ -193,6 +193,11 @@ def groups_holding(model: ModelSpec, engine: Engine, per_machine: int,
     smallest = first.parallelism.group
     yield from (par for par in groups(model, engine, per_machine)
                 if par.group >= smallest and holds(par))
+
+
+def _layer_groups(model: ModelSpec) -> Iterator[Parallelism]:
+    """A layer split over 1, 2, ... cards, up to one layer a card."""
+    yield from (Parallelism(pipeline=p) for p in range(1, min(model.layers or d.MAX_CARDS, d.MAX_CARDS) + 1))
 
 
 def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:

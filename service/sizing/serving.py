@@ -56,23 +56,6 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
-class DecodeStep:
-    """One decode step of the asked batch on one copy, by part, in seconds: step_s is roofline_s
-    plus engine_s and the three communication parts; memory_s and compute_s are the roofline's
-    two sides, which overlap."""
-
-    sequences: int
-    memory_s: float
-    compute_s: float
-    roofline_s: float
-    engine_s: float
-    tensor_comm_s: float
-    expert_comm_s: float
-    pipeline_comm_s: float
-    step_s: float
-
-
-@dataclass(frozen=True)
 class ThroughputAnswer:
     """Decode and prefill on the plan's cards: roofline, tokens/s, ranges, and full-load capacity."""
 
@@ -105,7 +88,7 @@ class ThroughputAnswer:
     link: str | None
     link_bytes_per_s: float | None
     link_latency_s: float | None
-    decode_step: DecodeStep
+    decode_step: StepCost  # the asked batch on one copy, by part
     prompt_tokens: int
     prefill_flops: float
     prefill_bound: str
@@ -232,10 +215,7 @@ def throughput_answer(
         link=None if link is None else link.name,
         link_bytes_per_s=None if link is None else link.bytes_per_s,
         link_latency_s=None if link is None else link.latency_s,
-        decode_step=DecodeStep(per_copy, typical.memory_s, typical.compute_s, typical.roofline_s,
-                               typical.engine_s,
-                               typical.tensor_comm_s, typical.expert_comm_s,
-                               typical.pipeline_comm_s, typical.step_s),
+        decode_step=typical,
         **prefill,
         output_tokens=workload.output_tokens or 1,
         **capacity,
