@@ -34,6 +34,7 @@ from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, pla
 from .serving import (
     Setup,
     ThroughputAnswer,
+    decode_speed,
     decode_weights_note,
     range_note,
     serving_capacity,
@@ -167,6 +168,7 @@ class Serving:
     fit: FitAnswer
     placement: Placement  # the plan speed is shown for: the cards asked, or those needed
     per_machine: int
+    fabric: Fabric
     setup: Setup
 
 
@@ -196,7 +198,7 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     _serving_plan_notes(model, resolved, placements, shown, notes)
     decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
-    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, s)
+    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s)
 
 
 @dataclass(frozen=True)
@@ -522,21 +524,18 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
     if job.fit.cards_needed is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
-    speed = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes, curve=False)
     return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
-                       speed.decode_tokens_per_s_expected,
+                       decode_speed(resolved, job.setup).per_stream.typical,
                        f"{job.breakdown.weights_bytes / GB:.1f} GB of weights; {job.placement.parallelism.describe()}")
 
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
     """The layer split that holds the job on fewer cards than the engine's tensor plan."""
     fewer = serve.placements.fewer
-    notes = Notes()
     planned = replace(workload, parallelism=fewer.parallelism)
-    job = place_serving(model, planned, replace(hardware, count=fewer.cards), notes, serve.breakdown)
-    speed = throughput_answer(model, planned, job.breakdown, job.placement, job.setup, notes, curve=False)
+    s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
     return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
-                       speed.decode_tokens_per_s_expected,
+                       decode_speed(planned, s).per_stream.typical,
                        f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
                        f"tensor parallelism needs {serve.placements.least.cards}; one stream gains no "
                        "bandwidth from the extra stages")

@@ -9,7 +9,7 @@ from .capacity import Target, capacity_for
 from .estimate import cards_needed, place_serving, place_training
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
 from .model import ModelSpec
-from .serving import throughput_answer
+from .serving import decode_speed
 from .units import GB
 
 CONSUMER_MAX_HOURS = 8  # guide 1.1: "a few hours a day"
@@ -167,7 +167,7 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
     job = _job(model, workload, card, count, notes)
-    value = _figure(model, workload, job, notes, figure)
+    value = _figure(model, workload, job, figure)
     price = prices.get(card.id)
     total = None if price is None else price.amount * count
     if c.budget is not None and total is not None and total > c.budget:
@@ -212,13 +212,13 @@ def _job(model, workload: Workload, card: Card, count: int, notes: Notes):
     return place_serving(model, workload, hardware, notes)
 
 
-def _figure(model, workload, job, notes, figure) -> float:
+def _figure(model, workload, job, figure) -> float:
     if workload.training:
         answer = job.answer
         return (answer.cards * answer.peak_flops_per_s * workload.mfu * answer.scaling_efficiency
                 / (answer.flops_per_param_token * model.params_per_token))
-    speed = throughput_answer(model, workload, job.breakdown, job.placement, job.setup, notes, curve=False)
-    return speed.total_tokens_per_s if figure == "total_tokens_per_s" else speed.decode_tokens_per_s_expected
+    speed = decode_speed(workload, job.setup)
+    return speed.total.typical if figure == "total_tokens_per_s" else speed.per_stream.typical
 
 
 def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:

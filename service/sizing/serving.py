@@ -116,6 +116,7 @@ class Setup:
     high: Deployment
     ideal: Deployment
     copies: int
+    bandwidth_fraction: float  # of the datasheet bandwidth the card's memory really reaches
 
     @property
     def engine(self) -> Engine:
@@ -159,7 +160,29 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
                      overhead_scale=scales[2]),
         ideal=replace(base, ideal=True),
         copies=par.replicas * par.data,
+        bandwidth_fraction=fraction,
     )
+
+
+@dataclass(frozen=True)
+class DecodeSpeed:
+    """The asked batch on the plan: each copy's share, its typical step, and tokens/s per stream
+    and in total over the engine's range."""
+
+    per_copy: int
+    typical: StepCost
+    per_stream: Range
+    total: Range
+
+
+def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
+    batch = workload.batch_size
+    per_copy = math.ceil(batch / s.copies)
+    steps = [decode_step(dep, per_copy, workload.context_tokens) for dep in (s.low, s.typical, s.high)]
+    speeds = Range(*(per_copy / step.step_s for step in steps))
+    per_stream = Range(*(x / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    total = Range(*(x * batch / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    return DecodeSpeed(per_copy, steps[1], per_stream, total)
 
 
 def throughput_answer(
@@ -168,14 +191,10 @@ def throughput_answer(
 ) -> ThroughputAnswer:
     """Decode, prefill and capacity of the plan in `placement`, priced by `s`."""
     batch = workload.batch_size
-    per_copy = math.ceil(batch / s.copies)
     context = workload.context_tokens
-    typical = decode_step(s.typical, per_copy, context)
+    speed = decode_speed(workload, s)
+    per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
     ideal = decode_step(s.ideal, per_copy, context)
-    speeds = Range(*(per_copy / decode_step(dep, per_copy, context).step_s
-                     for dep in (s.low, s.typical, s.high)))
-    per_stream = Range(*(x / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
-    total = Range(*(x * batch / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
     ceiling_total = batch / ideal.step_s
     group = s.typical.group
     width = group.tensor * group.expert  # the cards a token's step reads from at once
@@ -203,9 +222,9 @@ def throughput_answer(
         decode_efficiency=s.typical.bandwidth_efficiency,
         decode_efficiency_range=Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency,
                                       s.high.bandwidth_efficiency),
-        achievable_bandwidth_fraction=achievable_fraction(s.typical.card, notes),
+        achievable_bandwidth_fraction=s.bandwidth_fraction,
         decode_tokens_per_s_ceiling=1 / ideal.step_s,
-        decode_tokens_per_s_achievable=achievable_fraction(s.typical.card, notes) / ideal.step_s,
+        decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s,
         decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
@@ -219,7 +238,7 @@ def throughput_answer(
         **prefill,
         output_tokens=workload.output_tokens or 1,
         **capacity,
-        decode_curve=_curve(s, batch, context, concurrency) if curve else (),
+        decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
     )
 
 
@@ -321,14 +340,11 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> di
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
                  f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: "
                  + (engine.fitted if engine.compute_efficiency else d.PREFILL_EFFICIENCY.note))
-    flops = prefill_flops(model, prompt)
     times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
-    cards = s.typical.group.group
-    memory_s = s.ideal.breakdown.weights_bytes / (cards * s.typical.card.bandwidth_bytes_per_s)
-    compute_s = flops / (cards * s.typical.peak_flops * s.typical.compute_fraction)
+    compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
         "prompt_tokens": prompt,
-        "prefill_flops": flops,
+        "prefill_flops": prefill_flops(model, prompt),
         "prefill_bound": "compute" if compute_s >= memory_s else "memory",
         "time_to_first_token_s": times[1],
         "time_to_first_token_s_range": Range(times[2], times[1], times[0]),
@@ -345,11 +361,16 @@ def prefill_s(dep: Deployment, prompt: int) -> float:
     """One prompt through one copy: every card of the copy computes its share (pipelines split a
     prompt into chunks that overlap across stages), never faster than reading the weights once,
     plus the fixed costs and collectives of pushing the prompt's tokens through the layers."""
-    cards = dep.group.group
-    compute = prefill_flops(dep.model, prompt) / (cards * dep.peak_flops * dep.compute_fraction)
-    memory = dep.breakdown.weights_bytes / (cards * dep.card.bandwidth_bytes_per_s)
+    compute, memory = _prefill_roof(dep, prompt)
     step = decode_step(dep, 0, 0, prefill_tokens=prompt)
     return max(compute, memory) + step.engine_s + step.comm_s
+
+
+def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:
+    """A prompt's matmuls at the copy's share of peak, and one read of its weights, in seconds."""
+    cards = dep.group.group
+    return (prefill_flops(dep.model, prompt) / (cards * dep.peak_flops * dep.compute_fraction),
+            dep.breakdown.weights_bytes / (cards * dep.card.bandwidth_bytes_per_s))
 
 
 def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: Placement,
@@ -430,13 +451,16 @@ def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown
     return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes(), breakdown.tensor)
 
 
-def _curve(s: Setup, batch_asked: int, context: int, concurrency: int | None) -> tuple:
-    """Tokens/s per stream and in total against the batch, up to where memory or compute binds."""
+def _curve(s: Setup, context: int, concurrency: int | None,
+           steps: dict[int, tuple[StepCost, StepCost]]) -> tuple:
+    """Tokens/s per stream and in total against the batch, up to where memory or compute binds;
+    `steps` holds the (typical, ideal) steps already priced, by sequences per copy."""
     points = []
     for batch in CURVE_BATCHES:
         per_copy = math.ceil(batch / s.copies)
-        step = decode_step(s.typical, per_copy, context)
-        ideal = decode_step(s.ideal, per_copy, context)
+        if per_copy not in steps:
+            steps[per_copy] = (decode_step(s.typical, per_copy, context), decode_step(s.ideal, per_copy, context))
+        step, ideal = steps[per_copy]
         fits = concurrency is None or batch <= concurrency
         points.append(CurvePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,
                                  ideal.bound, fits))
