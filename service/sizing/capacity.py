@@ -19,7 +19,7 @@ from .memory_answer import memory_breakdown
 from .model import ModelSpec
 from .placement import groups_holding, usable_bytes
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
-from .serving import CapacityPoint, capacity_point, prefill_s, setup
+from .serving import CapacityPoint, capacity_copy, setup
 
 PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
 
@@ -108,32 +108,31 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
 def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[_Option | None, tuple | None]:
     """The largest batch one copy runs within the target, and the copy's best per-user speed
     and first-token time (at batch 1) for when it cannot."""
-    one = capacity_point(model, workload, s, group, prompt, output, usable, 1)
-    if one is None:
+    copy = capacity_copy(model, workload, s, group, prompt, output, usable)
+    if copy is None:
         return None, None
-    alone = (1 / one.step_s, prefill_s(s.typical, prompt))
 
-    def ok(point: CapacityPoint) -> bool:
-        fast = target.tokens_per_s_per_user is None or 1 / point.step_s >= target.tokens_per_s_per_user
-        soon = target.ttft_s is None or point.time_to_first_token_s <= target.ttft_s
+    def ok(batch: int) -> bool:
+        step_s, ttft_s = copy.typical(batch)
+        fast = target.tokens_per_s_per_user is None or 1 / step_s >= target.tokens_per_s_per_user
+        soon = target.ttft_s is None or ttft_s <= target.ttft_s
         return fast and soon
 
-    if not ok(one):
+    alone = (1 / copy.typical(1)[0], copy.prefill_alone_s)
+    if not ok(1):
         return None, alone
-    top = capacity_point(model, workload, s, group, prompt, output, usable, None)
-    low, high = 1, top.batch
-    if ok(top):
+    low, high = 1, copy.largest
+    if ok(high):
         low = high
     while low < high:
         middle = (low + high + 1) // 2
-        if ok(capacity_point(model, workload, s, group, prompt, output, usable, middle)):
+        if ok(middle):
             low = middle
         else:
             high = middle - 1
     copies = math.ceil(target.concurrent_users / low)
     running = math.ceil(target.concurrent_users / copies)  # the users share the copies evenly
-    point = capacity_point(model, workload, s, group, prompt, output, usable, running)
-    return _Option(group, running, low, point, copies), alone
+    return _Option(group, running, low, copy.at(running), copies), alone
 
 
 def _met(card: Card, best: _Option, per_machine: int, target: Target, output: int) -> CapacityAnswer:

@@ -9,13 +9,13 @@ no more bandwidth than one card: each stage reads its layers while the others wa
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from . import links as ln
 from . import weights
 from .catalog import Card
 from .engines import Engine
-from .links import ACTIVATION_BYTES, Fabric, Link
+from .links import ACTIVATION_BYTES, Fabric
 from .memory_answer import MemoryBreakdown
 from .model import ModelSpec
 from .plan import Parallelism
@@ -29,9 +29,9 @@ class Deployment:
 
     `breakdown` fixes the KV cache each sequence reads (at the context it was made for).
     `bandwidth_efficiency` is the share of the memory bandwidth the engine streams at;
-    `overhead_scale` multiplies the fixed costs (engine and links), for the ranges; constants
-    that rest on thin data (the MoE per-layer cost) take it squared-and-a-bit, 0.5-2x for
-    0.67-1.5x.
+    `overhead_scale` multiplies the engine's fixed costs, for the ranges (the `fabric` comes with
+    its links' costs scaled alike; serving.setup does both); constants that rest on thin data
+    (the MoE per-layer cost) take it squared-and-a-bit, 0.5-2x for 0.67-1.5x.
     """
 
     model: ModelSpec
@@ -183,10 +183,6 @@ def _wider(scale: float) -> float:
     return scale ** (math.log(2) / math.log(1.5))
 
 
-def _scaled(link: Link, scale: float) -> Link:
-    return replace(link, bytes_per_s=link.bytes_per_s / scale, latency_s=link.latency_s * scale)
-
-
 def _tensor_collective_s(dep: Deployment, tokens: float) -> float:
     """One tensor-parallel all-reduce of the hidden states of `tokens` tokens."""
     t = dep.group.tensor
@@ -195,11 +191,10 @@ def _tensor_collective_s(dep: Deployment, tokens: float) -> float:
     message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
     fabric, scale = dep.fabric, dep.overhead_scale
     if t <= fabric.per_machine:
-        seconds = ln.allreduce_s(message, t, _scaled(fabric.link(t), scale))
+        seconds = ln.allreduce_s(message, t, fabric.link(t))
     else:  # across machines: inside each machine first, then between them
         seconds = ln.hierarchical_allreduce_s(message, t, fabric.per_machine,
-                                              _scaled(fabric.link(fabric.per_machine), scale),
-                                              _scaled(fabric.between, scale))
+                                              fabric.link(fabric.per_machine), fabric.between)
     return seconds + scale * dep.engine.collective_s
 
 
@@ -211,7 +206,7 @@ def _expert_collective_s(dep: Deployment, tokens: float) -> float:
         return 0.0
     per_card = tokens * (dep.model.experts_per_token or 1) * (dep.model.hidden_size or 0) \
         * ACTIVATION_BYTES / members
-    link = _scaled(dep.fabric.link(members), dep.overhead_scale)
+    link = dep.fabric.link(members)
     return ln.all_to_all_s(per_card, members, link) + dep.overhead_scale * dep.engine.collective_s
 
 
@@ -228,7 +223,7 @@ def _hops_s(dep: Deployment, tokens: float, hops: int) -> float:
     machines = math.ceil(par.pipeline / stages_per_machine)
     crossing = 0 if machines <= 1 else min(hops, machines if hops >= par.pipeline else machines - 1)
     message = tokens * (dep.model.hidden_size or 0) * ACTIVATION_BYTES
-    inside = _scaled(fabric.link(min(fabric.per_machine, 2 * stage_cards)), scale)
-    between = _scaled(fabric.between, scale)
+    inside = fabric.link(min(fabric.per_machine, 2 * stage_cards))
+    between = fabric.between
     return (crossing * ln.send_s(message, between) + (hops - crossing) * ln.send_s(message, inside)
             + hops * scale * dep.engine.hop_s)

@@ -8,7 +8,7 @@ really reaches.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card
@@ -28,6 +28,10 @@ class Link:
     latency_s: float
     note: str
     quoted_bytes_per_s: float | None = None
+
+    def scaled(self, scale: float) -> "Link":
+        """The link with its costs times `scale`: bandwidth divided, latency multiplied."""
+        return replace(self, bytes_per_s=self.bytes_per_s / scale, latency_s=self.latency_s * scale)
 
 
 def card_link(card: Card, notes, floor: bool = True) -> Link | None:
@@ -86,6 +90,14 @@ class Fabric:
     domain: int | None
     between: Link
     per_machine: int
+
+    def scaled(self, scale: float) -> "Fabric":
+        """Every link's costs times `scale` (the ends of a range)."""
+        if scale == 1.0:
+            return self
+        return replace(self, inside=self.inside.scaled(scale),
+                       slot=None if self.slot is None else self.slot.scaled(scale),
+                       between=self.between.scaled(scale))
 
     def link(self, members: int) -> Link:
         """The slowest link a collective over `members` cards of one group crosses."""

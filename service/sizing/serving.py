@@ -155,9 +155,9 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     return Setup(
         typical=base,
         low=replace(base, bandwidth_efficiency=efficiency.low, compute_fraction=compute.low,
-                    overhead_scale=scales[0]),
+                    overhead_scale=scales[0], fabric=fabric.scaled(scales[0])),
         high=replace(base, bandwidth_efficiency=efficiency.high, compute_fraction=compute.high,
-                     overhead_scale=scales[2]),
+                     overhead_scale=scales[2], fabric=fabric.scaled(scales[2])),
         ideal=replace(base, ideal=True),
         copies=par.replicas * par.data,
         bandwidth_fraction=fraction,
@@ -384,10 +384,11 @@ def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: 
              "capacity_batch_size": None, "capacity_time_to_first_token_s": None,
              "time_per_output_token_s": None, "capacity_bound": None}
     prompt, output = workload.prompt_tokens, workload.output_tokens or 1
-    point = capacity_point(model, workload, s, placement.parallelism, prompt, output,
-                           placement.usable_bytes_per_card, None)
-    if point is None:
+    copy = capacity_copy(model, workload, s, placement.parallelism, prompt, output,
+                         placement.usable_bytes_per_card)
+    if copy is None:
         return empty
+    point = copy.at(None)
     notes.assume("capacity_request", f"{prompt} in / {output} out",
                  "full load: every copy runs its largest batch, prefill mixed into decode steps")
     return {
@@ -421,26 +422,56 @@ class CapacityPoint:
     bound: str
 
 
-def capacity_point(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
-                   output: int, usable: int, batch: int | None) -> CapacityPoint | None:
-    """The copy's step at `batch` (None: the largest batch that fits and the engine allows)."""
-    average = prompt + output / 2
-    live = _at_context(model, workload, s.typical.breakdown, average)
-    group = replace(par, data=1, replicas=1)
-    most = live.max_sequences(group, usable)
+@dataclass(frozen=True)
+class CapacityCopy:
+    """One copy of a plan serving requests of `prompt` + `output` tokens: what does not change with
+    its batch, priced once (the deployments with each sequence's KV cache at its average length,
+    the sequences its memory holds, the engine's batch limit, one prompt's prefill alone)."""
+
+    deployments: tuple[Deployment, Deployment, Deployment]  # low, typical, high
+    most: int
+    cap: int | None
+    copies: int
+    prompt: int
+    output: int
+    prefill_alone_s: float
+
+    @property
+    def largest(self) -> int:
+        """The largest batch that fits and the engine allows."""
+        return min(self.most, self.cap) if self.cap else self.most
+
+    def _step(self, dep: Deployment, batch: int) -> StepCost:
+        prompt = self.prompt
+        return decode_step(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
+
+    def _ttft_s(self, step: StepCost) -> float:
+        return self.prefill_alone_s + math.ceil(self.prompt / PREFILL_CHUNK_TOKENS) * step.step_s
+
+    def typical(self, batch: int) -> tuple[float, float]:
+        """The typical step and time to first token at `batch`, in seconds."""
+        step = self._step(self.deployments[1], batch)
+        return step.step_s, self._ttft_s(step)
+
+    def at(self, batch: int | None) -> CapacityPoint:
+        """The copy at `batch` (None: the largest)."""
+        batch = self.largest if batch is None else batch
+        steps = [self._step(dep, batch) for dep in self.deployments]
+        typical = steps[1]
+        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical),
+                             Range(*(self.copies * batch / st.step_s for st in steps)), typical.bound)
+
+
+def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
+                  output: int, usable: int) -> CapacityCopy | None:
+    """One copy of `par` under load; None when its memory holds no sequence (or no KV shape)."""
+    live = _at_context(model, workload, s.typical.breakdown, prompt + output / 2)
+    most = live.max_sequences(replace(par, data=1, replicas=1), usable)
     if most is None or most < 1:
         return None
     cap = s.engine.max_batch and max(s.engine.max_batch, workload.batch_size)
-    if batch is None:
-        batch = min(most, cap) if cap else most
-    prefill = batch * prompt / output
-    steps = [decode_step(replace(dep, breakdown=live), batch, average, prefill, prompt / 2)
-             for dep in (s.low, s.typical, s.high)]
-    typical = steps[1]
-    copies = s.copies
-    ttft = prefill_s(s.typical, prompt) + math.ceil(prompt / PREFILL_CHUNK_TOKENS) * typical.step_s
-    return CapacityPoint(batch, typical.step_s, ttft,
-                         Range(*(copies * batch / st.step_s for st in steps)), typical.bound)
+    deployments = tuple(replace(dep, breakdown=live) for dep in (s.low, s.typical, s.high))
+    return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
 
 
 def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, context: float) -> MemoryBreakdown:
