@@ -173,7 +173,7 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
 
 def _active_expert_params(model: ModelSpec) -> int:
     """Routed-expert parameters one token passes through (0 for a dense model)."""
-    if not (model.expert_params and model.experts and model.experts_per_token):
+    if not model.has_routed_experts:
         return 0
     return model.expert_params * model.experts_per_token // model.experts
 

@@ -684,21 +684,20 @@ def _frozen(notes: Notes) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
     return tuple(notes.assumptions), tuple(notes.warnings)
 
 
-def cards_needed(model: ModelSpec, workload: Workload, card: Card) -> tuple[int | None, int]:
+def cards_needed(model: ModelSpec, workload: Workload, card: Card,
+                 breakdown: MemoryBreakdown | None = None) -> tuple[int | None, int]:
     """The least count of `card` the engine's plan holds the job on (None: no count does), and
-    the usable bytes per card."""
+    the usable bytes per card. A serving job's `breakdown` is the same on every card: a caller
+    comparing cards makes it once."""
     notes = Notes()
     per_machine = cards_per_machine(card, None, notes)
     if workload.training:
         placed = training_placements(model, workload, card, None, per_machine, notes)
-        least = placed.least
-        usable = placed.asked.usable_bytes_per_card
     else:
-        breakdown = memory_breakdown(model, workload, notes)
+        breakdown = breakdown or memory_breakdown(model, workload, notes)
         placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes)
-        least = placed.least
-        usable = placed.asked.usable_bytes_per_card
-    return (None if least is None else least.cards), usable
+    least = placed.least
+    return (None if least is None else least.cards), placed.asked.usable_bytes_per_card
 
 
 @dataclass(frozen=True)
@@ -735,8 +734,9 @@ def rank_cards(
         limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
         resolved = resolve_workload(workload, notes)
         kept = []
+        breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
         for card in cards:
-            needed, _ = cards_needed(model, resolved, card)
+            needed, _ = cards_needed(model, resolved, card, breakdown)
             if needed is not None and needed <= limit:
                 kept.append(card)
             else:

@@ -74,6 +74,12 @@ class ModelSpec:
         return self.active_params is not None and self.active_params < self.params
 
     @property
+    def has_routed_experts(self) -> bool:
+        """Whether the routed experts are known (their parameters, count and top-k), not only
+        the total and active counts."""
+        return bool(self.expert_params and self.experts and self.experts_per_token)
+
+    @property
     def resolved_head_dim(self) -> int | None:
         """head_dim as given, else hidden_size / attention_heads."""
         if self.head_dim is not None:

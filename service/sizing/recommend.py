@@ -8,6 +8,7 @@ from .errors import InvalidInputError
 from .capacity import Target, capacity_for
 from .estimate import cards_needed, place_serving, place_training
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
+from .memory_answer import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .serving import decode_speed
 from .units import GB
@@ -94,6 +95,8 @@ def recommend(
     reasons = [(f"{line}: {en}", f"{line}：{zh}") for line, (en, zh) in excluded.items()]
     candidates: tuple[Candidate, ...] = ()
     evaluated: list[Candidate] = []
+    # A serving job's memory is the same on every card: made once for the candidates.
+    breakdown = None if resolved.training or target is not None else memory_breakdown(model, resolved, Notes())
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
         if _pcie_cluster(model, resolved, line_tiers, constraints):
@@ -103,7 +106,7 @@ def recommend(
                             f"{line}：多卡训练需要高速互联，这一档只走通用总线（别为省 10% 选低一档"
                             "互联，训练效率损失 30% 起步）"))
             continue
-        candidates = tuple(_candidate(model, resolved, card, constraints, prices) if target is None
+        candidates = tuple(_candidate(model, resolved, card, constraints, prices, breakdown) if target is None
                            else _for_target(model, resolved, card, constraints, prices, target)
                            for card in line_tiers)
         evaluated.extend(candidates)
@@ -149,7 +152,7 @@ def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
 
 
 def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
-               prices: dict[str, Price]) -> Candidate:
+               prices: dict[str, Price], breakdown: MemoryBreakdown | None) -> Candidate:
     notes = Notes()
     figure = "training_tokens_per_s" if workload.training else (
         "total_tokens_per_s" if workload.batch_size > 1 else "decode_tokens_per_s_expected")
@@ -157,16 +160,16 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
         return Candidate(card, None, False, figure, None, None, None,
                          f"{card.id} is an inference card: no half-precision training rate")
     limit = _max_cards(card.line, c, workload)
-    count, usable = cards_needed(model, workload, card)
+    count, usable = cards_needed(model, workload, card, breakdown)
     if count is None or count > limit:
-        need = _job(model, workload, card, limit, notes).fit.need_bytes_per_card / GB
+        need = _job(model, workload, card, limit, notes, breakdown).fit.need_bytes_per_card / GB
         return Candidate(card, count, False, figure, None, None, None,
                          f"on {limit} card(s) each needs {need:.1f} GB, {usable / GB:.1f} GB "
                          f"usable; {count or 'no number of'} cards would hold it")
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
-    job = _job(model, workload, card, count, notes)
+    job = _job(model, workload, card, count, notes, breakdown)
     value = _figure(model, workload, job, figure)
     price = prices.get(card.id)
     total = None if price is None else price.amount * count
@@ -205,11 +208,12 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
                      f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
 
 
-def _job(model, workload: Workload, card: Card, count: int, notes: Notes):
+def _job(model, workload: Workload, card: Card, count: int, notes: Notes,
+         breakdown: MemoryBreakdown | None):
     hardware = HardwareInput(card, count)
     if workload.training:
         return place_training(model, workload, hardware, notes)
-    return place_serving(model, workload, hardware, notes)
+    return place_serving(model, workload, hardware, notes, breakdown)
 
 
 def _figure(model, workload, job, figure) -> float:

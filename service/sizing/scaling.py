@@ -11,9 +11,12 @@ SCALING_ANCHORS = ((1, 1.00), (2, 0.95), (4, 0.90), (8, 0.85), (16, 0.80), (32, 
 SCALING_PER_DOUBLING_BEYOND_32 = 0.90
 
 
+MODEL_FLOPS_PER_PARAM_TOKEN = 6  # forward 2, backward 4
+
+
 def training_compute_flops(params_per_token: int, tokens: float) -> float:
     """6 x parameters x tokens (forward 2, backward 4), in FLOPs."""
-    return 6 * params_per_token * tokens
+    return MODEL_FLOPS_PER_PARAM_TOKEN * params_per_token * tokens
 
 
 def scaling_efficiency(cards: int) -> float:

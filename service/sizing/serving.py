@@ -510,7 +510,7 @@ def _compute_key(card: Card, workload: Workload) -> str:
 def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
     """Which parameters a decode step reads, said once."""
     from .weights import expert_fraction_touched
-    if model.expert_params and model.experts and model.experts_per_token:
+    if model.has_routed_experts:
         fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch)
         notes.assume("decode_weights", "shared weights + routed experts",
                      f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "

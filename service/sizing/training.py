@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
+
 if TYPE_CHECKING:
     from .plan import Parallelism
 
@@ -162,7 +164,7 @@ def activation_bytes(
 def compute_multiplier(recompute: str) -> float:
     """FLOPs per parameter per token: 6 (forward 2, backward 4), 8 when every layer's forward
     is recomputed (Korthikanti et al.: full recomputation costs a third more)."""
-    return 8.0 if recompute == "full" else 6.0
+    return 8.0 if recompute == "full" else float(MODEL_FLOPS_PER_PARAM_TOKEN)
 
 
 def lora_adapter_params(linear_shapes, rank: int, targets: str) -> int:

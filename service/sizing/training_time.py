@@ -16,6 +16,7 @@ from . import cluster
 from . import defaults as d
 from . import links as ln
 from . import scaling as s
+from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
 from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
@@ -28,7 +29,6 @@ from .units import SECONDS_PER_DAY
 from .weights import SIXTEEN_BIT_BYTES
 
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
-MODEL_FLOPS_PER_PARAM_TOKEN = 6  # forward 2, backward 4
 LORA_ADAPTER_SHARE = 0.005  # adapters' share of the parameters when the layer shapes are unknown
 BACKWARD_SHARE = cluster.BACKWARD_SHARE
 
@@ -163,11 +163,10 @@ def training_answer(
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else s.training_time_s(flops, cards, peak, workload.mfu)
     gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
-    guide_step = (MODEL_FLOPS_PER_PARAM_TOKEN * model.params_per_token * workload.context_tokens
-                  * workload.batch_size / (par.model_parallel * peak * workload.mfu))
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
     asked = global_batch(model, workload, notes)
     step = plan_step(model, workload, par, peak, place, asked)
+    guide_step = step.micro_compute_s  # the guide's step: one micro-batch's compute
     method, used = _method(workload, step, notes)
     time = None if linear is None else linear / used
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
@@ -178,7 +177,7 @@ def training_answer(
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
-        time_s_range=None if linear is None else _time_range(linear, workload, guide, used, method),
+        time_s_range=None if linear is None else _time_range(linear, workload, guide, used),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
         network_bytes_per_s_per_node=place.fabric.between.quoted_bytes_per_s,
@@ -370,17 +369,16 @@ def _method(workload: Workload, step: Step, notes: Notes) -> tuple[str, float]:
     return "step model", step.efficiency
 
 
-def _time_range(linear: float, workload: Workload, guide: float, used: float, method: str) -> Range:
+def _time_range(linear: float, workload: Workload, guide: float, used: float) -> Range:
     """Time from the MFU range (30-50 %) and the two scaling methods (the step model at best, the
-    guide's curve at worst), unless given."""
-    if method == "given scaling efficiency":
-        best = worst = typical = used
+    guide's curve at worst), unless the scaling efficiency is given."""
+    if workload.scaling_efficiency is not None:
+        best = worst = used
     else:
-        typical = used
-        best, worst = max(typical, guide), min(typical, guide)
+        best, worst = max(used, guide), min(used, guide)
     mfu = workload.mfu
     low_mfu, high_mfu = (MFU_RANGE if math.isclose(mfu, d.MFU.value) else (mfu, mfu))
-    return Range(linear * mfu / (high_mfu * best), linear / typical, linear * mfu / (low_mfu * worst))
+    return Range(linear * mfu / (high_mfu * best), linear / used, linear * mfu / (low_mfu * worst))
 
 
 def deadline_cards(

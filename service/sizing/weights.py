@@ -41,7 +41,7 @@ def expert_fraction_touched(experts: int, per_token: int, batch_size: int) -> fl
 def expert_weights_bytes(model: ModelSpec, precision: Precision) -> int:
     """Bytes of the routed experts, all of them (0 for a dense model, or an MoE known only by its
     total and active counts)."""
-    if not (model.expert_params and model.experts and model.experts_per_token):
+    if not model.has_routed_experts:
         return 0
     return params_bytes(model.expert_params, 0, precision)
 
@@ -50,10 +50,11 @@ def decode_read_split(model: ModelSpec, precision: Precision, batch_size: int) -
     """(dense, routed-expert) weight bytes one decode step of `batch_size` sequences reads: the
     dense part is split over tensor-parallel cards, the experts over tensor x expert cards."""
     total = decode_read_bytes(model, precision, batch_size)
-    if not expert_weights_bytes(model, precision):
+    every_expert = expert_weights_bytes(model, precision)
+    if not every_expert:
         return total, 0
     fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
-    experts = round(fraction * expert_weights_bytes(model, precision))
+    experts = round(fraction * every_expert)
     return total - experts, experts
 
 
@@ -66,7 +67,7 @@ def decode_read_bytes(model: ModelSpec, precision: Precision, batch_size: int) -
     """
     head = model.embedding_params or 0  # the output head, or the tied table, is read whole
     shared = model.params - model.decode_skipped_params
-    if model.expert_params and model.experts and model.experts_per_token:
+    if model.has_routed_experts:
         fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
         touched = shared - model.expert_params + round(fraction * model.expert_params)
         return params_bytes(touched, head, precision)
