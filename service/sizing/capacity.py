@@ -140,9 +140,10 @@ def _met(card: Card, best: _Option, per_machine: int, target: Target, output: in
     host = host_sizing(card, par.cards, machine_slots(par, per_machine))
     users = target.concurrent_users
     per_user = 1 / best.point.step_s
+    machines = machines_for(par, per_machine)
     return CapacityAnswer(
-        card=card, meets_target=True, cards=par.cards, machines=machines_for(par, per_machine),
-        parallelism=plan_answer(par, par.cards, machines_for(par, per_machine), per_machine, False),
+        card=card, meets_target=True, cards=par.cards, machines=machines,
+        parallelism=plan_answer(par, par.cards, machines, per_machine, False),
         copies=best.copies, sequences_per_copy=best.batch, tokens_per_s_per_user=per_user,
         time_to_first_token_s=best.point.time_to_first_token_s,
         time_per_output_token_s=best.point.step_s,

@@ -88,6 +88,11 @@ class PlanAnswer:
     gradient_accumulation: int | None = None
     global_batch_tokens: int | None = None
 
+    @property
+    def group(self) -> int:
+        """Cards that hold one copy of the model: tensor x pipeline x expert."""
+        return self.tensor * self.pipeline * self.expert
+
 
 def plan_answer(par: Parallelism, cards: int, machines: int, per_machine: int, given: bool,
                 training=None) -> PlanAnswer:

@@ -194,7 +194,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     answer = capacity_for(model, workload, HardwareInput(card), target, Notes())
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
-    group = answer.parallelism.tensor * answer.parallelism.pipeline * answer.parallelism.expert
+    group = answer.parallelism.group
     if c.splittable is False and group > 1:
         return Candidate(card, answer.cards, False, figure, None, None, None,
                          f"the target needs the model split over {group} cards, and it must not be")
