@@ -6,13 +6,14 @@ from werkzeug.exceptions import NotFound
 from ..sizing.errors import UnknownCardError, UnknownModelError
 from ..sizing.units import GIB
 from . import schemas as s
+from .dump import dumper
 from .jsonio import query_args
 from .catalogs import current_catalogs
 
 bp = Blueprint("catalog", __name__)
 
-_card, _cards, _query = s.CardSchema(), s.CardListSchema(), s._CardQuerySchema()
-_model, _models = s.ModelPresetSchema(), s.ModelListSchema()
+_card, _cards, _query = dumper(s.CardSchema), dumper(s.CardListSchema), s._CardQuerySchema()
+_model, _models = dumper(s.ModelPresetSchema), dumper(s.ModelListSchema)
 
 
 def matches(card, query: dict) -> bool:
@@ -31,7 +32,7 @@ def list_cards():
     query = _query.load(query_args(request))
     catalogs = current_catalogs()
     cards = [c for c in catalogs.cards.cards if matches(c, query)]
-    return _cards.dump({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})
+    return _cards({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})
 
 
 @bp.get("/cards/<card_id>")
@@ -41,18 +42,18 @@ def get_card(card_id: str):
         card = catalogs.cards.get(card_id)
     except UnknownCardError as exc:
         raise NotFound(exc.message) from None
-    return _card.dump((card, catalogs.prices.get(card.id)))
+    return _card((card, catalogs.prices.get(card.id)))
 
 
 @bp.get("/models")
 def list_models():
     models = current_catalogs().models.models
-    return _models.dump({"count": len(models), "models": models})
+    return _models({"count": len(models), "models": models})
 
 
 @bp.get("/models/<path:model_id>")
 def get_model(model_id: str):
     try:
-        return _model.dump(current_catalogs().models.get(model_id))
+        return _model(current_catalogs().models.get(model_id))
     except UnknownModelError as exc:
         raise NotFound(exc.message) from None

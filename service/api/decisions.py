@@ -14,16 +14,17 @@ from ..sizing.inputs import WorkloadInput
 from ..sizing.normalize import normalize as normalise_figure
 from ..sizing.troubleshoot import diagnose
 from . import schemas as s
+from .dump import dumper
 from .catalogs import current_catalogs
 from .jsonio import json_body, query_args
 from .lang import preferred_lang
 
 bp = Blueprint("decisions", __name__)
 
-_rank_in, _rank_out = s.RankRequestSchema(), s.RankResponseSchema()
-_recommend_in, _recommend_out = s.RecommendRequestSchema(), s.RecommendResponseSchema()
-_normalize_in, _normalize_out = s.NormalizeRequestSchema(), s.NormalizeResponseSchema()
-_trouble_in, _trouble_out = s._TroubleshootQuerySchema(), s.TroubleshootResponseSchema()
+_rank_in, _rank_out = s.RankRequestSchema(), dumper(s.RankResponseSchema)
+_recommend_in, _recommend_out = s.RecommendRequestSchema(), dumper(s.RecommendResponseSchema)
+_normalize_in, _normalize_out = s.NormalizeRequestSchema(), dumper(s.NormalizeResponseSchema)
+_trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootResponseSchema)
 
 
 @bp.post("/rank")
@@ -38,7 +39,7 @@ def rank():
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
                         args.get("count"))
     count_estimate("rank", line)
-    return _rank_out.dump(result)
+    return _rank_out(result)
 
 
 def _single_line(cards) -> str:
@@ -59,7 +60,7 @@ def recommend():
     prices = {**catalogs.prices, **_given_prices(args, catalogs)}
     result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"))
     count_estimate("recommend", result.line)
-    return _recommend_out.dump(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
+    return _recommend_out(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
 
 
 def _given_prices(args, catalogs) -> dict:
@@ -99,7 +100,7 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
 @bp.post("/normalize")
 def normalize():
     args = _normalize_in.load(json_body(request))
-    return _normalize_out.dump(normalise_figure(args["value"], args["precision"], args["sparse"],
+    return _normalize_out(normalise_figure(args["value"], args["precision"], args["sparse"],
                                                 args.get("accumulate")))
 
 
@@ -108,7 +109,7 @@ def troubleshoot():
     args = _trouble_in.load(query_args(request))
     lang = args.get("lang") or preferred_lang() or "en"
     result = diagnose(args["q"], lang, args.get("line"), args.get("limit", 3))
-    return _trouble_out.dump({
+    return _trouble_out({
         "query": result.query, "lang": lang,
         "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}
                     for m in result.matches],

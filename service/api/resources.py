@@ -17,19 +17,20 @@ from .csvout import rows_csv, wants_csv
 from .errors import sizing_problem, validation_problem
 from .lang import preferred_lang
 from . import schemas as s
+from .dump import dumper
 from .jsonio import json_body, query_args
 
 bp = Blueprint("sizing", __name__)
 
-_estimate_in, _estimate_out = s.EstimateRequestSchema(), s.EstimateResponseSchema()
+_estimate_in, _estimate_out = s.EstimateRequestSchema(), dumper(s.EstimateResponseSchema)
 _estimate_query = s._EstimateQuerySchema()
 _batch_in, _sweep_in = s.BatchRequestSchema(), s.SweepRequestSchema()
 MAX_BATCH_ITEMS = 1000
-_memory_in, _memory_out = s.MemoryRequestSchema(), s.MemoryResponseSchema()
-_throughput_in, _throughput_out = s.ThroughputRequestSchema(), s.ThroughputResponseSchema()
-_scaling_in, _scaling_out = s.ScalingRequestSchema(), s.ScalingResponseSchema()
-_cost_in, _cost_out = s.CostRequestSchema(), s.CostResponseSchema()
-_capacity_in, _capacity_out = s.CapacityRequestSchema(), s.CapacityResponseSchema()
+_memory_in, _memory_out = s.MemoryRequestSchema(), dumper(s.MemoryResponseSchema)
+_throughput_in, _throughput_out = s.ThroughputRequestSchema(), dumper(s.ThroughputResponseSchema)
+_scaling_in, _scaling_out = s.ScalingRequestSchema(), dumper(s.ScalingResponseSchema)
+_cost_in, _cost_out = s.CostRequestSchema(), dumper(s.CostResponseSchema)
+_capacity_in, _capacity_out = s.CapacityRequestSchema(), dumper(s.CapacityResponseSchema)
 
 
 def _price(args: dict, hardware) -> Price | None:
@@ -48,7 +49,7 @@ def _estimate(args: dict) -> dict:
                              args.get("overhead_fraction"), args.get("alternatives", True),
                              args.get("target"))
     count_estimate("estimate", result.card.line)
-    return _estimate_out.dump(result)
+    return _estimate_out(result)
 
 
 def _counted(line: str, body: dict):
@@ -113,7 +114,7 @@ def memory():
     hardware = args.get("hardware")
     result = domain.memory(args["model"], args["workload"], hardware)
     count_estimate("memory", hardware.card.line if hardware else "none")
-    return _memory_out.dump(result)
+    return _memory_out(result)
 
 
 @bp.post("/throughput")
@@ -121,7 +122,7 @@ def throughput():
     args = _throughput_in.load(json_body(request))
     result = domain.throughput(args["model"], args["workload"], args["hardware"])
     count_estimate("throughput", result.card.line)
-    return _throughput_out.dump(result)
+    return _throughput_out(result)
 
 
 @bp.post("/scaling")
@@ -129,7 +130,7 @@ def scaling():
     args = _scaling_in.load(json_body(request))
     result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
     count_estimate("scaling", result.card.line)
-    return _scaling_out.dump(result)
+    return _scaling_out(result)
 
 
 @bp.post("/capacity")
@@ -145,7 +146,7 @@ def capacity():
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              args.get("lang") or preferred_lang())
     count_estimate("capacity", "none")
-    return _capacity_out.dump(result)
+    return _capacity_out(result)
 
 
 @bp.post("/cost")
@@ -156,4 +157,4 @@ def cost():
     result = domain.cost(power_w, args["energy"], hardware.count or 1 if hardware else None,
                          _price(args, hardware), args.get("overhead_fraction"))
     count_estimate("cost", hardware.card.line if hardware else "none")
-    return _cost_out.dump(result)
+    return _cost_out(result)

@@ -1,0 +1,92 @@
+"""The compiled dumpers answer exactly what marshmallow's own dump of the same schema answers.
+
+Every view's dumper is swapped for one that dumps both ways and compares, then the endpoints are
+asked questions that reach every shape: inference and training, several cards, MoE, targets,
+custom cards and hf_config models, the catalog, the decisions.
+"""
+
+import inspect
+
+import pytest
+from marshmallow import fields
+
+from service.api import catalog, decisions, resources, schemas
+from service.api.dump import dumper
+
+QUESTIONS = [
+    ("POST", "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}),
+    ("POST", "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm", "count": 16},
+                           "workload": {"mode": "full_finetune", "train_tokens": 1e9}, "lang": "zh"}),
+    ("POST", "/estimate", {"model": "deepseek-v3", "hardware": {"card": "h200-sxm", "count": 16},
+                           "target": {"concurrent_users": 64, "tokens_per_s_per_user": 10}}),
+    ("POST", "/estimate", {"model": "qwen2.5-7b", "hardware": {"card": "a100-80gb-sxm"}, "card_price": 9000,
+                           "workload": {"mode": "qlora", "train_tokens": 1e8}}),
+    ("POST", "/estimate", {"model": {"params_billion": 3}, "hardware": {"card": {
+        "memory_gib": 16, "bandwidth_gb_per_s": 500, "dense_tflops": {"bf16": 50}, "power_w": 200,
+        "line": "consumer"}}}),
+    ("GET", "/estimate?model=mixtral-8x7b&card=l40s&count=2", None),
+    ("POST", "/estimate/batch", {"items": [{"model": "llama-3.1-8b", "hardware": {"card": "l4"}},
+                                           {"model": "nope", "hardware": {"card": "l4"}}]}),
+    ("POST", "/memory", {"model": "llama-3.1-8b", "workload": {"mode": "lora"}}),
+    ("POST", "/memory", {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 4}}),
+    ("POST", "/throughput", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm", "count": 4}}),
+    ("POST", "/scaling", {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm", "count": 8},
+                          "workload": {"mode": "pretrain", "train_tokens": 1e11}, "deadline_days": 10}),
+    ("POST", "/cost", {"hardware": {"card": "h100-sxm", "count": 8}, "card_price": 25000}),
+    ("POST", "/cost", {"power_w": 450}),
+    ("POST", "/capacity", {"model": "llama-3.1-70b", "cards": ["h100-sxm", "rtx-4090"],
+                           "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15}}),
+    ("GET", "/cards", None),
+    ("GET", "/cards/h100-sxm", None),
+    ("GET", "/models", None),
+    ("GET", "/models/deepseek-v3", None),
+    ("POST", "/rank", {"model": "llama-3.1-8b", "line": "consumer"}),
+    ("POST", "/recommend", {"model": "llama-3.1-70b", "workload": {"mode": "inference"}, "lang": "zh"}),
+    ("POST", "/recommend", {"scenario": "team_inference"}),
+    ("POST", "/normalize", {"value": 1979, "precision": "fp8", "sparse": True}),
+    ("GET", "/troubleshoot?q=out%20of%20memory", None),
+]
+
+checked: list[str] = []
+
+
+def _checking(compiled):
+    schema = compiled.schema()
+
+    def dump(obj):
+        fast = compiled(obj)
+        assert fast == schema.dump(obj), type(schema).__name__
+        checked.append(type(schema).__name__)
+        return fast
+
+    return dump
+
+
+@pytest.fixture()
+def both_ways(monkeypatch):
+    for module in (resources, decisions, catalog):
+        for name, value in list(vars(module).items()):
+            if inspect.isfunction(value) and hasattr(value, "schema"):
+                monkeypatch.setattr(module, name, _checking(value))
+
+
+@pytest.mark.parametrize(("method", "path", "body"), QUESTIONS, ids=[q[1] for q in QUESTIONS])
+def test_compiled_dump_equals_marshmallow_dump(both_ways, client, method, path, body):
+    checked.clear()
+    response = client.open(path, method=method, json=body)
+    assert response.status_code == 200, response.get_json()
+    assert checked, "no dumper was called"
+
+
+def test_numbers_keep_twelve_significant_digits():
+    dump = dumper(schemas.RangeSchema)
+    assert dump({"low": 61319.999999999996, "typical": 0.1 + 0.2, "high": None}) == {
+        "low": 61320.0, "typical": 0.3, "high": None}
+
+
+def test_a_field_type_without_a_compiled_form_is_refused():
+    class Odd(schemas.Schema):
+        when = fields.DateTime()
+
+    with pytest.raises(TypeError, match="DateTime"):
+        dumper(Odd)
