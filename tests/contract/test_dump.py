@@ -12,6 +12,7 @@ from marshmallow import fields
 
 from service.api import catalog, decisions, resources, schemas
 from service.api.dump import dumper
+from service.app import create_app
 
 QUESTIONS = [
     ("POST", "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}),
@@ -70,10 +71,16 @@ def both_ways(monkeypatch):
                 monkeypatch.setattr(module, name, _checking(value))
 
 
+@pytest.fixture(scope="module")
+def uncached():
+    """An app without the answer cache: every question reaches its dumper."""
+    return create_app({"TESTING": True, "CACHE_SIZE": 0}).test_client()
+
+
 @pytest.mark.parametrize(("method", "path", "body"), QUESTIONS, ids=[q[1] for q in QUESTIONS])
-def test_compiled_dump_equals_marshmallow_dump(both_ways, client, method, path, body):
+def test_compiled_dump_equals_marshmallow_dump(both_ways, uncached, method, path, body):
     checked.clear()
-    response = client.open(path, method=method, json=body)
+    response = uncached.open(path, method=method, json=body)
     assert response.status_code == 200, response.get_json()
     assert checked, "no dumper was called"
 
