@@ -8,7 +8,7 @@ THREADS ?= 4
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test validate fit bench fuzz soak clean
+.PHONY: help install run test spec validate fit bench fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,6 +28,9 @@ run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, 
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest
+
+spec: $(STAMP) ## regenerate openapi.yaml's components from the schemas (paths stay hand-written)
+	$(BIN)/python -m service.api.spec
 
 validate: $(STAMP) ## estimates against published measurements, by regime; writes docs/accuracy.md
 	$(BIN)/python -m service.accuracy.validate --out docs/accuracy.md

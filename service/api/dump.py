@@ -17,7 +17,8 @@ from typing import Any
 from marshmallow import Schema, fields
 from marshmallow.utils import missing
 
-from . import schemas as s
+from .schemas import StrictBoolean
+from .shapes import Num, Scaled
 
 _MISSING = object()
 Convert = Callable[[Any], Any]
@@ -41,14 +42,16 @@ def _same(value):
 
 def _converter(field: fields.Field) -> Convert:
     """What `field._serialize` does to a value, as one function."""
-    if isinstance(field, s.Num):
+    if isinstance(field, Scaled):
+        divisor = field.divisor
+        return lambda value: None if value is None else _number(value / divisor)
+    if isinstance(field, Num):
         return _number
     if isinstance(field, fields.Integer):
         return _integer
     if isinstance(field, fields.String):
         return _string
-    if isinstance(field, (fields.Boolean, fields.Raw)) and type(field) in (
-            fields.Boolean, fields.Raw, s.StrictBoolean):
+    if type(field) in (fields.Boolean, fields.Raw, StrictBoolean):
         return _same
     if isinstance(field, fields.Nested):
         if field.many:
@@ -65,6 +68,21 @@ def _converter(field: fields.Field) -> Convert:
     raise TypeError(f"dump: no compiled form for {type(field).__name__}")
 
 
+def _walk(obj, keys: tuple[str, ...]):
+    """marshmallow's accessor along a dotted path: each step a mapping's key, else the attribute."""
+    for key in keys:
+        if hasattr(obj, "__getitem__"):
+            try:
+                obj = obj[key]
+                continue
+            except (KeyError, IndexError, TypeError, AttributeError):
+                pass
+        obj = getattr(obj, key, _MISSING)
+        if obj is _MISSING:
+            return obj
+    return obj
+
+
 _COMPILED: dict[type[Schema], Callable[[Any], dict]] = {}
 
 
@@ -73,7 +91,9 @@ def _source(plan: list[tuple[str, str]], mapping: bool) -> str:
     marshmallow's accessor does) and converts it: no per-field calls beyond the conversion."""
     lines = ["def dump(obj):", "    out = {}"]
     for i, (key, attribute) in enumerate(plan):
-        if mapping:
+        if "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
+            lines.append(f"    v = walk(obj, {tuple(attribute.split('.'))!r})")
+        elif mapping:
             lines.append(f"    v = obj.get({attribute!r}, M)")
             if hasattr(dict, attribute):
                 lines.append(f"    if v is M: v = getattr(obj, {attribute!r}, M)")
@@ -85,7 +105,7 @@ def _source(plan: list[tuple[str, str]], mapping: bool) -> str:
 
 
 def _compile(plan, converters, mapping: bool) -> Callable[[Any], dict]:
-    namespace: dict[str, Any] = {"M": _MISSING, **{f"c{i}": c for i, c in enumerate(converters)}}
+    namespace: dict[str, Any] = {"M": _MISSING, "walk": _walk, **{f"c{i}": c for i, c in enumerate(converters)}}
     exec(_source(plan, mapping), namespace)  # noqa: S102 - the code is built from field names only
     return namespace["dump"]
 
@@ -116,8 +136,6 @@ def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
     for name, field in schema.dump_fields.items():
         if field.dump_default is not missing:
             raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
-        if "." in (field.attribute or name):
-            raise TypeError(f"dump: {schema_class.__name__}.{name} has a dotted attribute")
         plan.append((field.data_key or name, field.attribute or name))
         converters.append(_converter(field))
     compiled[True] = _compile(plan, converters, mapping=True)

@@ -12,6 +12,32 @@ from dataclasses import fields as dc_fields
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
 
 from ..sizing import defaults
+from ..sizing.answers import EnergyAnswer, OwnershipAnswer
+from ..sizing.capacity import CapacityAnswer
+from ..sizing.catalog import Price
+from ..sizing.decode import StepCost
+from ..sizing.estimate import (
+    Alternative,
+    CapacityResult,
+    CostResult,
+    Estimate,
+    Excluded,
+    FigureRange,
+    MemoryResult,
+    RankResult,
+    ScalingResult,
+    ThroughputResult,
+)
+from ..sizing.estimate import CurvePoint as ScalingCurvePoint
+from ..sizing.host import HostSizing
+from ..sizing.inputs import Assumption
+from ..sizing.memory_answer import Component, FitAnswer, MemoryBreakdown
+from ..sizing.plan import PlanAnswer
+from ..sizing.ranking import DimensionScore, RankedCard
+from ..sizing.recommend import Candidate
+from ..sizing.serving import CurvePoint as DecodeCurvePoint
+from ..sizing.serving import Range, ThroughputAnswer
+from ..sizing.training_time import TrainingAnswer
 from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card
 from ..sizing.normalize import ACCUMULATE, LADDER
 from ..sizing.ranking import DIMENSIONS
@@ -26,6 +52,7 @@ from ..sizing.engines import ENGINE_NAMES
 from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
 from ..sizing.units import GB, GIB, TERA, billions_to_count
 from .catalogs import current_catalogs
+from .shapes import Num, Scaled, answer_schema, register
 
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
 
@@ -68,13 +95,9 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
-class Num(fields.Float):
-    """A float in an answer, rounded to 12 significant digits."""
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        if value is None:
-            return None
-        return float(f"{value:.12g}")
+def doc(text: str) -> dict:
+    """A field's metadata: its description in openapi.yaml."""
+    return {"description": text}
 
 
 def _fail(message: str):
@@ -85,12 +108,12 @@ def _range(low=None, high=None, low_inclusive=True):
     return validate.Range(min=low, max=high, min_inclusive=low_inclusive)
 
 
-def _lang():
-    return fields.String(validate=validate.OneOf(defaults.LANGS))
+def _lang(**kwargs):
+    return fields.String(validate=validate.OneOf(defaults.LANGS), **kwargs)
 
 
-def _currency():
-    return fields.String(validate=validate.Length(min=1, max=10))
+def _currency(**kwargs):
+    return fields.String(validate=validate.Length(min=1, max=10), **kwargs)
 
 
 def _positive(high):
@@ -109,15 +132,23 @@ class _Strict(Schema):
 
 
 class ModelSpecSchema(_Strict):
-    """A model given by its size and, optionally, its architecture."""
+    """A model given by its size and, optionally, its architecture (needed for the KV cache and
+    activations)."""
 
-    params_billion = StrictFloat(required=True, validate=_positive(1e5))
-    active_params_billion = StrictFloat(validate=_positive(1e5))
-    layers = StrictInteger(validate=_range(1, 10_000))
-    hidden_size = StrictInteger(validate=_range(1, 1_000_000))
-    attention_heads = StrictInteger(validate=_range(1, 100_000))
-    kv_heads = StrictInteger(validate=_range(1, 100_000))
-    head_dim = StrictInteger(validate=_range(1, 100_000))
+    params_billion = StrictFloat(required=True, validate=_positive(1e5), metadata=doc(
+        "Every stored parameter, in billions (all experts of an MoE)."))
+    active_params_billion = StrictFloat(validate=_positive(1e5), metadata=doc(
+        "Parameters one token passes through, in billions (MoE only)."))
+    layers = StrictInteger(validate=_range(1, 10_000), metadata=doc(
+        "Transformer layers."))
+    hidden_size = StrictInteger(validate=_range(1, 1_000_000), metadata=doc(
+        "Model width."))
+    attention_heads = StrictInteger(validate=_range(1, 100_000), metadata=doc(
+        "Query heads."))
+    kv_heads = StrictInteger(validate=_range(1, 100_000), metadata=doc(
+        "Key/value heads (grouped-query attention); defaults to attention_heads."))
+    head_dim = StrictInteger(validate=_range(1, 100_000), metadata=doc(
+        "Dimension of one head; defaults to hidden_size / attention_heads."))
     vocab_size = StrictInteger(validate=_range(1, 10_000_000))
     name = fields.String(validate=_NAME)
 
@@ -140,20 +171,27 @@ class ModelSpecSchema(_Strict):
 
 
 class CardSpecSchema(_Strict):
-    """A card given by its figures instead of a catalog id."""
+    """A card given by its figures instead of a catalog id. Dense figures only."""
 
-    memory_gib = StrictFloat(required=True, validate=_positive(100_000))
-    bandwidth_gb_per_s = StrictFloat(required=True, validate=_range(0.001, 1_000_000))
+    memory_gib = StrictFloat(required=True, validate=_positive(100_000), metadata=doc(
+        "Card memory in GiB (an \"80 GB\" card holds 80 GiB)."))
+    bandwidth_gb_per_s = StrictFloat(required=True, validate=_range(0.001, 1_000_000), metadata=doc(
+        "Memory bandwidth in GB/s (1e9 bytes/s)."))
     dense_tflops = fields.Dict(
         keys=fields.String(validate=validate.OneOf(COMPUTE_PRECISIONS)),
         values=StrictFloat(validate=_range(0.001, 1_000_000)),
         required=True,
         validate=lambda rates: len(rates) >= 1 or _fail("Give at least one dense rate."),
-    )
-    power_w = StrictFloat(required=True, validate=_positive(1_000_000))
-    interconnect_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
-    interconnect = fields.String(validate=validate.OneOf(INTERCONNECT_KINDS))
-    line = fields.String(required=True, validate=validate.OneOf(LINES))
+        metadata={**doc("Dense TFLOP/s (TOPS for integers) per precision; halve a figure quoted "
+                        "with sparsity."), "minProperties": 1})
+    power_w = StrictFloat(required=True, validate=_positive(1_000_000), metadata=doc(
+        "Rated board power in W."))
+    interconnect_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
+        "Card-to-card bandwidth per card in GB/s."))
+    interconnect = fields.String(validate=validate.OneOf(INTERCONNECT_KINDS), metadata=doc(
+        "pcie or dedicated (NVLink-class); defaults by line."))
+    line = fields.String(required=True, validate=validate.OneOf(LINES), metadata=doc(
+        "Product line: consumer, workstation or datacenter."))
     ecc = StrictBoolean()
     name = fields.String(validate=_NAME)
 
@@ -163,9 +201,12 @@ class CardSpecSchema(_Strict):
 
 
 class HfConfigModelSchema(_Strict):
-    """A model given by its Hugging Face config.json."""
+    """A model given by its Hugging Face config.json; the parameter count is computed from it
+    exactly."""
 
-    hf_config = fields.Dict(keys=fields.String(), required=True)
+    hf_config = fields.Dict(keys=fields.String(), required=True, metadata=doc(
+        "The config.json object (model_type llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3 "
+        "(text), phi3, mixtral, qwen2_moe, qwen3_moe, deepseek_v3, gpt_oss)."))
     name = fields.String(validate=_NAME)
 
     @post_load
@@ -218,11 +259,18 @@ class CardField(_OneOf):
 class ParallelismSpecSchema(_Strict):
     """How the work is split over the cards; the degrees multiply to the card count."""
 
-    tensor = StrictInteger(validate=_range(1, 1024))
-    pipeline = StrictInteger(validate=_range(1, 10_000))
-    expert = StrictInteger(validate=_range(1, 100_000))
-    data = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
-    replicas = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+    tensor = StrictInteger(validate=_range(1, 1024), metadata=doc(
+        "Cards each layer's matrices are split over (all-reduces every layer); a power of two "
+        "dividing the heads for serving engines."))
+    pipeline = StrictInteger(validate=_range(1, 10_000), metadata=doc(
+        "Stages the layers are split into (a layer split visits them in turn)."))
+    expert = StrictInteger(validate=_range(1, 100_000), metadata=doc(
+        "MoE only: groups of tensor cards that each keep attention and serve their share of the "
+        "sequences, the experts spread over tensor x expert cards."))
+    data = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
+        "Training only: data-parallel copies."))
+    replicas = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
+        "Serving only: independent copies serving their own requests."))
 
     @validates_schema
     def not_too_many(self, data, **kwargs):
@@ -239,9 +287,12 @@ class ParallelismSpecSchema(_Strict):
 class TargetSpecSchema(_Strict):
     """What a serving deployment must sustain."""
 
-    concurrent_users = StrictInteger(required=True, validate=_range(1, 10_000_000))
-    tokens_per_s_per_user = StrictFloat(validate=_positive(100_000))
-    ttft_s = StrictFloat(validate=_positive(86_400))
+    concurrent_users = StrictInteger(required=True, validate=_range(1, 10_000_000), metadata=doc(
+        "Users (sequences) served at once."))
+    tokens_per_s_per_user = StrictFloat(validate=_positive(100_000), metadata=doc(
+        "Decode speed each user must get, in tokens/s; omitted: no limit."))
+    ttft_s = StrictFloat(validate=_positive(86_400), metadata=doc(
+        "Time to first token each user must get at that load, in s; omitted: no limit."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> Target:
@@ -249,30 +300,66 @@ class TargetSpecSchema(_Strict):
 
 
 class WorkloadSpecSchema(_Strict):
-    """What the model is asked to do."""
+    """What the model is asked to do. Every field omitted is defaulted and reported in
+    assumptions."""
 
-    mode = fields.String(validate=validate.OneOf(defaults.MODES))
-    precision = fields.String(validate=validate.Length(min=1, max=40))
-    kv_precision = fields.String(validate=validate.Length(min=1, max=40))
-    context_tokens = StrictInteger(validate=_range(1, 10_000_000))
-    batch_size = StrictInteger(validate=_range(1, 1_000_000))
-    train_tokens = StrictFloat(validate=_range(1, 1e16))
-    mfu = StrictFloat(validate=_range(0.01, 1))
-    decode_efficiency = StrictFloat(validate=_range(0.01, 1))
-    scaling_efficiency = StrictFloat(validate=_range(0.01, 1))
-    optimizer = fields.String(validate=validate.OneOf(tuple(OPTIMIZERS)))
-    zero_stage = StrictInteger(validate=_range(0, 3))
-    tensor_parallel = StrictInteger(validate=_range(1, 1024))
-    pipeline_parallel = StrictInteger(validate=_range(1, 1024))
-    recompute = fields.String(validate=validate.OneOf(RECOMPUTE_MODES))
-    lora_rank = StrictInteger(validate=_range(1, 4096))
-    lora_targets = fields.String(validate=validate.OneOf(("attention", "all_linear")))
-    prompt_tokens = StrictInteger(validate=_range(1, 10_000_000))
-    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
-    overlap = StrictFloat(validate=_range(0, 1))
-    parallelism = fields.Nested(ParallelismSpecSchema)
-    output_tokens = StrictInteger(validate=_range(1, 10_000_000))
-    global_batch_tokens = StrictFloat(validate=_range(1, 1e12))
+    mode = fields.String(validate=validate.OneOf(defaults.MODES), metadata=doc(
+        "inference (default), full_finetune, lora, qlora or pretrain."))
+    precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
+        "Weight format: fp32, bf16 (default), fp16, fp8, int8, int4; GGUF q8_0, q6_k, q5_k_m, "
+        "q4_k_m, q4_0, q3_k_m, q2_k; gptq and awq (gptq-int4-g128); bnb-int8, nf4, nf4-dq (qlora "
+        "default); mxfp4, nvfp4."))
+    kv_precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
+        "KV cache format (the same names, e.g. fp8, q8_0); defaults to bf16 (fp32 with fp32 "
+        "weights)."))
+    context_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
+        "Tokens per sequence, prompt plus output (training: sequence length); default 4096."))
+    batch_size = StrictInteger(validate=_range(1, 1_000_000), metadata=doc(
+        "Concurrent sequences (training: micro-batch per card); default 1."))
+    train_tokens = StrictFloat(validate=_range(1, 1e16), metadata=doc(
+        "Tokens to train on, for training time."))
+    mfu = StrictFloat(validate=_range(0.01, 1), metadata=doc(
+        "Training utilisation of dense peak; default 0.4 (range 0.3-0.5 reported)."))
+    decode_efficiency = StrictFloat(validate=_range(0.01, 1), metadata=doc(
+        "Share of the decode ceiling reached, exactly (no fixed costs added); default from the "
+        "engine, with the plan's links priced on top."))
+    scaling_efficiency = StrictFloat(validate=_range(0.01, 1), metadata=doc(
+        "Overrides the guide's scaling curve (85 % at 8 cards, 80 % at 16, 75 % at 32)."))
+    optimizer = fields.String(validate=validate.OneOf(tuple(OPTIMIZERS)), metadata=doc(
+        "adamw (default, 8 B/param of state), adam8bit (2 B) or sgd (momentum, 4 B)."))
+    zero_stage = StrictInteger(validate=_range(0, 3), metadata=doc(
+        "DeepSpeed ZeRO stage 0-3 (3 = FSDP full shard); omitted, model state splits evenly over "
+        "the cards as the guide does."))
+    tensor_parallel = StrictInteger(validate=_range(1, 1024), metadata=doc(
+        "Training only: the tensor-parallel degree (the same as parallelism.tensor)."))
+    pipeline_parallel = StrictInteger(validate=_range(1, 1024), metadata=doc(
+        "Training only: the pipeline-parallel degree (the same as parallelism.pipeline)."))
+    recompute = fields.String(validate=validate.OneOf(RECOMPUTE_MODES), metadata=doc(
+        "Activation recomputation: none (eager attention stores scores), selective (default; "
+        "FlashAttention) or full (gradient checkpointing; LoRA/QLoRA default)."))
+    lora_rank = StrictInteger(validate=_range(1, 4096), metadata=doc(
+        "LoRA rank; default 16."))
+    lora_targets = fields.String(validate=validate.OneOf(("attention", "all_linear")), metadata=doc(
+        "attention (q, k, v, o) or all_linear (default)."))
+    prompt_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
+        "Prompt length for prefill, time to first token and capacity; default the context less "
+        "the output tokens."))
+    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES), metadata=doc(
+        "Serving engine class, which sets the plan and the decode efficiency: llama.cpp (layer "
+        "split), vllm, sglang, tensorrt-llm (tensor parallel), transformers, exllamav2, mlc-llm, "
+        "gpt-fast (ollama = llama.cpp)."))
+    overlap = StrictFloat(validate=_range(0, 1), metadata=doc(
+        "Share of the backward pass that gradient communication can hide behind; default 0.8."))
+    parallelism = fields.Nested(ParallelismSpecSchema, metadata=doc(
+        "How the work is split over the cards (tensor, pipeline, expert, data, replicas; the "
+        "degrees multiply to the card count). Omitted: the engine's own plan, said in "
+        "assumptions."))
+    output_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
+        "Tokens generated per request, for capacity at full load; default 1000 (at most half the "
+        "context), or the rest of the context after prompt_tokens."))
+    global_batch_tokens = StrictFloat(validate=_range(1, 1e12), metadata=doc(
+        "Tokens per optimizer step in training (gradient accumulation fills it); default the "
+        "model's published batch, or 4M."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> WorkloadInput:
@@ -280,12 +367,15 @@ class WorkloadSpecSchema(_Strict):
 
 
 class HardwareSpecSchema(_Strict):
-    """Which card, and how many (omitted: the least count that fits)."""
+    """Which card (a catalog id such as D-M or rtx-4090, or a CardSpec) and how many."""
 
     card = CardField(required=True)
-    count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
-    cards_per_node = StrictInteger(validate=_range(1, 1024))
-    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
+    count = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
+        "Cards; omitted, the least count that fits."))
+    cards_per_node = StrictInteger(validate=_range(1, 1024), metadata=doc(
+        "Cards in one machine; default 8 (data centre), 4 (workstation), 2 (consumer)."))
+    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
+        "Network bandwidth per machine across nodes, GB/s; default 400 (data centre), 25, 12.5."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> HardwareInput:
@@ -295,25 +385,32 @@ class HardwareSpecSchema(_Strict):
 class EnergySpecSchema(_Strict):
     """Electricity price and how the installation runs."""
 
-    price_per_kwh = StrictFloat(validate=_range(0, 1_000_000))
-    currency = _currency()
-    pue = StrictFloat(validate=_range(1, 5))
-    utilization = StrictFloat(validate=_range(0, 1))
-    hours_per_day = StrictFloat(validate=_range(0, 24))
-    years = StrictFloat(validate=_range(0.01, 100))
-    machines = StrictInteger(validate=_range(1, 10_000_000))
+    price_per_kwh = StrictFloat(validate=_range(0, 1_000_000), metadata=doc(
+        "Price of one kWh; default 0.7."))
+    currency = _currency(metadata=doc(
+        "Echoed in the answer; default CNY."))
+    pue = StrictFloat(validate=_range(1, 5), metadata=doc(
+        "Power usage effectiveness; default 1.0."))
+    utilization = StrictFloat(validate=_range(0, 1), metadata=doc(
+        "Share of rated power drawn while on; default 1.0."))
+    hours_per_day = StrictFloat(validate=_range(0, 24), metadata=doc(
+        "Hours on per day; default 24."))
+    years = StrictFloat(validate=_range(0.01, 100), metadata=doc(
+        "Horizon for the multi-year figures; default 3."))
+    machines = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
+        "Identical installations in the fleet; default 1."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> EnergyInput:
         return EnergyInput(**data)
 
 
-def _workload():
-    return fields.Nested(WorkloadSpecSchema, load_default=lambda: WorkloadInput())
+def _workload(**kwargs):
+    return fields.Nested(WorkloadSpecSchema, load_default=lambda: WorkloadInput(), **kwargs)
 
 
-def _energy():
-    return fields.Nested(EnergySpecSchema, load_default=lambda: EnergyInput())
+def _energy(**kwargs):
+    return fields.Nested(EnergySpecSchema, load_default=lambda: EnergyInput(), **kwargs)
 
 
 def _price():
@@ -331,7 +428,9 @@ class EstimateRequestSchema(_Strict):
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
-    target = fields.Nested(TargetSpecSchema)
+    target = fields.Nested(TargetSpecSchema, metadata=doc(
+        "A serving target: the answer adds the cards (and machines) of this card that meet it, "
+        "under capacity."))
     lang = _lang()
 
 
@@ -351,7 +450,9 @@ class ScalingRequestSchema(_Strict):
     model = ModelField(required=True)
     workload = fields.Nested(WorkloadSpecSchema, required=True)
     hardware = fields.Nested(HardwareSpecSchema, required=True)
-    deadline_days = StrictFloat(validate=_range(0.001, 100_000))
+    deadline_days = StrictFloat(validate=_range(0.001, 100_000), metadata=doc(
+        "Finish within this many days: the answer gives the least card count that does, by the "
+        "default method (the communication model) and by the guide's curve."))
 
 
 class CostRequestSchema(_Strict):
@@ -400,8 +501,7 @@ class _EstimateQuerySchema(_Strict):
 
 
 class BatchRequestSchema(_Strict):
-    """Many estimates in one call; each item is an EstimateRequest, checked on its own (an item
-    that is not one is that item's problem). More than 1000 items is a 413."""
+    """Up to 1000 EstimateRequest objects (413 above); each answers or fails on its own."""
 
     items = fields.List(fields.Raw(), required=True, validate=validate.Length(min=1))
 
@@ -424,21 +524,30 @@ class SweepRequestSchema(_Strict):
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
     card_price = _price()
     overhead_fraction = _overhead()
-    target = fields.Nested(TargetSpecSchema)
+    target = fields.Nested(TargetSpecSchema, metadata=doc(
+        "A serving target: each card's answer adds the cards it needs to meet it."))
     lang = _lang()
 
 
 class CapacityRequestSchema(_Strict):
     """A serving target on cards named or filtered from the catalog (every card when neither)."""
 
-    model = ModelField(required=True)
-    workload = _workload()
-    target = fields.Nested(TargetSpecSchema, required=True)
-    cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200))
-    filters = fields.Nested(SweepFiltersSchema)
-    cards_per_node = StrictInteger(validate=_range(1, 1024))
-    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000))
-    lang = _lang()
+    model = ModelField(required=True, metadata=doc(
+        "A preset name, a ModelSpec or an HfConfigModel."))
+    workload = _workload(metadata=doc(
+        "Precision, engine, prompt and output tokens of a request."))
+    target = fields.Nested(TargetSpecSchema, required=True, metadata=doc(
+        "What the cards must sustain."))
+    cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200), metadata=doc(
+        "Catalog names of the cards to size; omitted: every card that passes filters."))
+    filters = fields.Nested(SweepFiltersSchema, metadata=doc(
+        "Catalog filters (line, kind, vendor, tier, min_memory_gib), as for the sweep."))
+    cards_per_node = StrictInteger(validate=_range(1, 1024), metadata=doc(
+        "Cards per machine; default by line (8 data centre, 4 workstation and consumer)."))
+    network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
+        "Network per machine between machines in GB/s; default by line."))
+    lang = _lang(metadata=doc(
+        "Summary language, en or zh; default from Accept-Language, else en."))
 
     @validates_schema
     def cards_or_filters(self, data, **kwargs):
@@ -478,7 +587,8 @@ class RecommendRequestSchema(_Strict):
     constraints = fields.Nested(ConstraintsSpecSchema)
     prices = fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)))
     currency = _currency()
-    target = fields.Nested(TargetSpecSchema)
+    target = fields.Nested(TargetSpecSchema, metadata=doc(
+        "A serving target: candidates are sized to meet it and ranked by cards needed."))
     lang = _lang()
 
     @validates_schema
@@ -504,11 +614,16 @@ class _TroubleshootQuerySchema(_Strict):
 
 
 # --- responses ----------------------------------------------------------------------------
+#
+# Each answer is declared once, on its dataclass in service/sizing; `answer_schema` makes its
+# schema (service/api/shapes.py). Written by hand here: the problem (built by the error
+# handlers), the brief card and model an answer names (a projection, in display units), the
+# catalog entries (display units), and the answers the views assemble per language.
 
 
 def _attrs(obj) -> dict:
     """A frozen dataclass's fields as a shallow dict."""
-    return {f.name: getattr(obj, f.name) for f in dc_fields(obj)}
+    return dict(obj.__dict__)
 
 
 class ProblemErrorSchema(Schema):
@@ -517,19 +632,17 @@ class ProblemErrorSchema(Schema):
 
 
 class ProblemSchema(Schema):
+    """RFC 9457 problem details."""
+
     type = fields.String(required=True)
     title = fields.String(required=True)
     status = fields.Integer(required=True)
     detail = fields.String(required=True)
     instance = fields.String(required=True)
-    errors = fields.List(fields.Nested(ProblemErrorSchema), required=True)
-    request_id = fields.String(required=True)
-
-
-class AssumptionSchema(Schema):
-    name = fields.String(required=True)
-    value = fields.Raw(required=True)
-    note = fields.String(required=True)
+    errors = fields.List(fields.Nested(ProblemErrorSchema), required=True, metadata=doc(
+        "Each bad field, dotted (workload.batch_size), with what is wrong."))
+    request_id = fields.String(required=True, metadata=doc(
+        "The request's X-Request-ID, as in the response header and the logs."))
 
 
 class ModelInfoSchema(Schema):
@@ -547,216 +660,57 @@ class CardInfoSchema(Schema):
     name = fields.String(required=True)
     line = fields.String(required=True)
     tier = fields.String(required=True, allow_none=True)
-    memory_gib = Num(required=True)
-    bandwidth_gb_per_s = Num(required=True)
+    memory_gib = Scaled(GIB, required=True, attribute="memory_bytes")
+    bandwidth_gb_per_s = Scaled(GB, required=True, attribute="bandwidth_bytes_per_s")
     power_w = Num(required=True)
 
-    @pre_dump
-    def units(self, card: Card, **kwargs):
-        return {**_attrs(card), "memory_gib": card.memory_bytes / GIB,
-                "bandwidth_gb_per_s": card.bandwidth_bytes_per_s / GB}
 
+register(ModelSpec, ModelInfoSchema)
+register(Card, CardInfoSchema)
 
-class MemoryComponentSchema(Schema):
-    name = fields.String(required=True)
-    bytes = fields.Integer(required=True)
-    note = fields.String(required=True)
-
-
-class MemoryBreakdownSchema(Schema):
-    weights_bytes = fields.Integer(required=True)
-    expert_weights_bytes = fields.Integer(required=True)
-    training_state_bytes = fields.Integer(required=True)
-    model_state_bytes = fields.Integer(required=True)
-    kv_cache_bytes = fields.Integer(required=True, allow_none=True)
-    kv_cache_bytes_per_token = fields.Integer(required=True, allow_none=True)
-    kv_cache_bytes_per_sequence = fields.Integer(required=True, allow_none=True)
-    activations_bytes = fields.Integer(required=True, allow_none=True)
-    runtime_overhead_bytes = fields.Integer(required=True)
-    total_bytes = fields.Integer(required=True)
-    total_gib = Num(required=True)
-    bytes_per_param = Num(required=True)
-    bytes_per_param_low = Num(required=True)
-    bytes_per_param_high = Num(required=True)
-    components = fields.List(fields.Nested(MemoryComponentSchema), required=True)
-
-    @pre_dump
-    def units(self, breakdown, **kwargs):
-        if isinstance(breakdown, dict):
-            return breakdown
-        return {**_attrs(breakdown), "total_gib": breakdown.total_bytes / GIB}
-
-
-class FitSchema(Schema):
-    card = fields.String(required=True, attribute="card_id")
-    count = fields.Integer(required=True)
-    count_given = fields.Boolean(required=True)
-    fits = fields.Boolean(required=True)
-    cards_needed = fields.Integer(required=True, allow_none=True)
-    card_memory_bytes = fields.Integer(required=True)
-    usable_bytes_per_card = fields.Integer(required=True)
-    need_bytes_per_card = fields.Integer(required=True)
-    model_state_bytes_per_card = fields.Integer(required=True)
-    free_bytes_per_card = fields.Integer(required=True)
-    total_bytes = fields.Integer(required=True)
-    max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
-    reason = fields.String(required=True)
-
-
-class ParallelismSchema(Schema):
-    """The plan an answer used (its degrees multiply to `cards`)."""
-
-    tensor = fields.Integer(required=True)
-    pipeline = fields.Integer(required=True)
-    expert = fields.Integer(required=True)
-    data = fields.Integer(required=True)
-    replicas = fields.Integer(required=True)
-    cards = fields.Integer(required=True)
-    idle_cards = fields.Integer(required=True)
-    machines = fields.Integer(required=True)
-    cards_per_machine = fields.Integer(required=True)
-    given = fields.Boolean(required=True)
-    description = fields.String(required=True)
-    micro_batch = fields.Integer(required=True, allow_none=True)
-    gradient_accumulation = fields.Integer(required=True, allow_none=True)
-    global_batch_tokens = fields.Integer(required=True, allow_none=True)
-
-
-class DecodeStepSchema(Schema):
-    """A decode.StepCost: the batch it ran is `sequences`."""
-
-    sequences = fields.Integer(required=True, attribute="batch")
-    memory_s = Num(required=True)
-    compute_s = Num(required=True)
-    roofline_s = Num(required=True)
-    engine_s = Num(required=True)
-    tensor_comm_s = Num(required=True)
-    expert_comm_s = Num(required=True)
-    pipeline_comm_s = Num(required=True)
-    step_s = Num(required=True)
-
-
-class RangeSchema(Schema):
-    low = Num(required=True)
-    typical = Num(required=True)
-    high = Num(required=True)
-
-
-class DecodePointSchema(Schema):
-    batch_size = fields.Integer(required=True)
-    decode_tokens_per_s = Num(required=True)
-    total_tokens_per_s = Num(required=True)
-    total_tokens_per_s_ceiling = Num(required=True)
-    bound = fields.String(required=True)
-    fits = fields.Boolean(required=True)
-
-
-class ThroughputSchema(Schema):
-    cards = fields.Integer(required=True)
-    batch_size = fields.Integer(required=True)
-    engine = fields.String(required=True)
-    compute_precision = fields.String(required=True)
-    peak_flops_per_s = Num(required=True)
-    bandwidth_bytes_per_s = Num(required=True)
-    ridge_flops_per_byte = Num(required=True)
-    arithmetic_intensity_flops_per_byte = Num(required=True)
-    attainable_flops_per_s = Num(required=True)
-    bound = fields.String(required=True)
-    bytes_per_step = fields.Integer(required=True)
-    weights_read_bytes_per_step = fields.Integer(required=True)
-    flops_per_token = fields.Integer(required=True)
-    decode_efficiency = Num(required=True)
-    decode_efficiency_range = fields.Nested(RangeSchema, required=True)
-    achievable_bandwidth_fraction = Num(required=True)
-    decode_tokens_per_s_ceiling = Num(required=True)
-    decode_tokens_per_s_achievable = Num(required=True)
-    decode_tokens_per_s_expected = Num(required=True)
-    decode_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
-    decode_tokens_per_s_guide = Num(required=True)
-    total_tokens_per_s_guide = Num(required=True)
-    total_tokens_per_s_ceiling = Num(required=True)
-    total_tokens_per_s = Num(required=True)
-    total_tokens_per_s_range = fields.Nested(RangeSchema, required=True)
-    max_concurrent_sequences = fields.Integer(required=True, allow_none=True)
-    link = fields.String(required=True, allow_none=True)
-    link_bytes_per_s = Num(required=True, allow_none=True)
-    link_latency_s = Num(required=True, allow_none=True)
-    decode_step = fields.Nested(DecodeStepSchema, required=True)
-    prompt_tokens = fields.Integer(required=True)
-    prefill_flops = Num(required=True)
-    prefill_bound = fields.String(required=True)
-    time_to_first_token_s = Num(required=True)
-    time_to_first_token_s_range = fields.Nested(RangeSchema, required=True)
-    prefill_tokens_per_s = Num(required=True)
-    output_tokens = fields.Integer(required=True)
-    max_total_tokens_per_s = Num(required=True, allow_none=True)
-    max_total_tokens_per_s_range = fields.Nested(RangeSchema, required=True, allow_none=True)
-    max_total_tokens_per_s_ceiling = Num(required=True, allow_none=True)
-    capacity_batch_size = fields.Integer(required=True, allow_none=True)
-    capacity_time_to_first_token_s = Num(required=True, allow_none=True)
-    time_per_output_token_s = Num(required=True, allow_none=True)
-    capacity_bound = fields.String(required=True, allow_none=True)
-    decode_curve = fields.List(fields.Nested(DecodePointSchema), required=True)
-
-
-class TrainingSchema(Schema):
-    cards = fields.Integer(required=True)
-    nodes = fields.Integer(required=True)
-    cards_per_node = fields.Integer(required=True)
-    train_tokens = Num(required=True, allow_none=True)
-    flops_per_param_token = Num(required=True)
-    compute_flops = Num(required=True, allow_none=True)
-    hardware_flops = Num(required=True, allow_none=True)
-    peak_flops_per_s = Num(required=True)
-    mfu = Num(required=True)
-    scaling_efficiency = Num(required=True)
-    method = fields.String(required=True)
-    time_s_linear = Num(required=True, allow_none=True)
-    time_s = Num(required=True, allow_none=True)
-    time_days = Num(required=True, allow_none=True)
-    time_s_range = fields.Nested(RangeSchema, required=True, allow_none=True)
-    time_s_guide_curve = Num(required=True, allow_none=True)
-    gradient_bytes = fields.Integer(required=True)
-    interconnect_bytes_per_s = Num(required=True, allow_none=True)
-    network_bytes_per_s_per_node = Num(required=True)
-    link = fields.String(required=True, allow_none=True)
-    gradient_sync_s = Num(required=True, allow_none=True)
-    step_compute_s = Num(required=True)
-    step_time_s = Num(required=True, allow_none=True)
-    global_batch_tokens = fields.Integer(required=True)
-    global_batch_tokens_asked = Num(required=True)
-    micro_batch = fields.Integer(required=True)
-    gradient_accumulation = fields.Integer(required=True)
-    steps = Num(required=True, allow_none=True)
-    tensor_comm_s = Num(required=True, allow_none=True)
-    expert_comm_s = Num(required=True, allow_none=True)
-    pipeline_bubble_s = Num(required=True, allow_none=True)
-    pipeline_comm_s = Num(required=True, allow_none=True)
-    data_comm_s = Num(required=True, allow_none=True)
-    data_comm_exposed_s = Num(required=True, allow_none=True)
-    overlap = Num(required=True)
-    step_s = Num(required=True, allow_none=True)
-    step_efficiency = Num(required=True, allow_none=True)
-    effective_mfu = Num(required=True, allow_none=True)
-
-
-class EnergySchema(Schema):
-    power_w = Num(required=True)
-    hours_per_day = Num(required=True)
-    utilization = Num(required=True)
-    pue = Num(required=True)
-    price_per_kwh = Num(required=True)
-    currency = fields.String(required=True)
-    machines = fields.Integer(required=True)
-    years = Num(required=True)
-    energy_kwh_per_day = Num(required=True)
-    energy_kwh_per_year = Num(required=True)
-    electricity_cost_per_day = Num(required=True)
-    electricity_cost_per_year = Num(required=True)
-    fleet_energy_kwh_per_year = Num(required=True)
-    fleet_electricity_cost_per_year = Num(required=True)
-    electricity_cost_over_years = Num(required=True)
-    fleet_electricity_cost_over_years = Num(required=True)
+AssumptionSchema = answer_schema(Assumption)
+MemoryComponentSchema = answer_schema(Component, "MemoryComponent")
+MemoryBreakdownSchema = answer_schema(MemoryBreakdown, units={"total_gib": ("total_bytes", GIB)},
+                                      exclude=("plan", "tensor", "layers", "kv_heads"))
+FitSchema = answer_schema(FitAnswer, "Fit", rename={"card": "card_id"})
+ParallelismSchema = answer_schema(PlanAnswer, "Parallelism",
+                                  description="The plan an answer used (its degrees multiply to `cards`).")
+DecodeStepSchema = answer_schema(
+    StepCost, "DecodeStep", rename={"sequences": "batch"},
+    description="One decode step of the asked batch on one copy, by part, in seconds: step_s = "
+    "roofline_s + engine_s + tensor_comm_s + expert_comm_s + pipeline_comm_s. memory_s and "
+    "compute_s are the roofline's two sides (each kernel takes the larger), so they overlap and "
+    "do not add up to it.",
+    exclude=("prefill_tokens", "weights_read_bytes_per_card", "kv_read_bytes_per_card",
+             "flops_per_card", "bound"))
+RangeSchema = answer_schema(Range)
+DecodePointSchema = answer_schema(DecodeCurvePoint, "DecodePoint")
+ThroughputSchema = answer_schema(ThroughputAnswer, "Throughput")
+TrainingSchema = answer_schema(TrainingAnswer, "Training")
+EnergySchema = answer_schema(EnergyAnswer, "Energy")
+HostSchema = answer_schema(HostSizing, "Host")
+OwnershipSchema = answer_schema(OwnershipAnswer, "Ownership")
+FigureRangeSchema = answer_schema(FigureRange)
+AlternativeSchema = answer_schema(Alternative)
+TargetSchema = answer_schema(Target)
+CapacityOptionSchema = answer_schema(CapacityAnswer, "CapacityOption",
+                                     description="The cards of one kind a serving target needs.")
+ScalingPointSchema = answer_schema(ScalingCurvePoint, "ScalingPoint")
+MemoryResponseSchema = answer_schema(MemoryResult, "MemoryResponse", flatten=("breakdown",),
+                                     exclude=("workload",))
+ThroughputResponseSchema = answer_schema(ThroughputResult, "ThroughputResponse",
+                                         flatten=("throughput",), exclude=("workload",))
+ScalingResponseSchema = answer_schema(ScalingResult, "ScalingResponse", flatten=("training",),
+                                      exclude=("workload",))
+CostResponseSchema = answer_schema(CostResult, "CostResponse", flatten=("energy",))
+EstimateResponseSchema = answer_schema(Estimate, "EstimateResponse", exclude=("workload",))
+CapacityResponseSchema = answer_schema(CapacityResult, "CapacityResponse", exclude=("workload",))
+DimensionScoreSchema = answer_schema(DimensionScore)
+RankedCardSchema = answer_schema(RankedCard)
+ExcludedCardSchema = answer_schema(Excluded, "ExcludedCard")
+RankResponseSchema = answer_schema(RankResult, "RankResponse")
+CandidateSchema = answer_schema(Candidate)
+PriceSchema = answer_schema(Price)
 
 
 def _assumptions():
@@ -767,238 +721,12 @@ def _warnings():
     return fields.List(fields.String(), required=True)
 
 
-class MemoryResponseSchema(MemoryBreakdownSchema):
-    model = fields.Nested(ModelInfoSchema, required=True)
-    mode = fields.String(required=True)
-    precision = fields.String(required=True)
-    kv_precision = fields.String(required=True)
-    fit = fields.Nested(FitSchema, required=True, allow_none=True)
-    fits = fields.Boolean(required=True, allow_none=True)
-    cards_needed = fields.Integer(required=True, allow_none=True)
-    parallelism = fields.Nested(ParallelismSchema, required=True, allow_none=True)
-
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-    @pre_dump
-    def units(self, result, **kwargs):
-        breakdown = result.breakdown
-        return {
-            **_attrs(breakdown),
-            "total_gib": breakdown.total_bytes / GIB,
-            "model": result.model,
-            "mode": result.workload.mode,
-            "precision": result.workload.precision.name,
-            "kv_precision": result.workload.kv_precision.name,
-            "fit": result.fit,
-            "fits": None if result.fit is None else result.fit.fits,
-            "cards_needed": None if result.fit is None else result.fit.cards_needed,
-            "parallelism": result.parallelism,
-            "assumptions": result.assumptions,
-            "warnings": result.warnings,
-        }
-
-
-class ThroughputResponseSchema(ThroughputSchema):
-    model = fields.Nested(ModelInfoSchema, required=True)
-    card = fields.Nested(CardInfoSchema, required=True)
-    precision = fields.String(required=True)
-    fit = fields.Nested(FitSchema, required=True)
-    parallelism = fields.Nested(ParallelismSchema, required=True)
-
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-    @pre_dump
-    def flatten(self, result, **kwargs):
-        return {**_attrs(result.throughput), "model": result.model, "card": result.card,
-                "precision": result.workload.precision.name, "fit": result.fit,
-                "parallelism": result.parallelism,
-                "assumptions": result.assumptions, "warnings": result.warnings}
-
-
-class ScalingPointSchema(Schema):
-    cards = fields.Integer(required=True)
-    fits = fields.Boolean(required=True)
-    scaling_efficiency = Num(required=True)
-    time_s = Num(required=True, allow_none=True)
-    time_s_guide_curve = Num(required=True, allow_none=True)
-
-
-class ScalingResponseSchema(TrainingSchema):
-    model = fields.Nested(ModelInfoSchema, required=True)
-    card = fields.Nested(CardInfoSchema, required=True)
-    mode = fields.String(required=True)
-    fit = fields.Nested(FitSchema, required=True)
-    parallelism = fields.Nested(ParallelismSchema, required=True)
-    curve = fields.List(fields.Nested(ScalingPointSchema), required=True)
-    deadline_days = Num(required=True, allow_none=True)
-    cards_needed_by_memory = fields.Integer(required=True, allow_none=True)
-    cards_needed_for_deadline = fields.Integer(required=True, allow_none=True)
-    cards_needed_for_deadline_guide_curve = fields.Integer(required=True, allow_none=True)
-
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-    @pre_dump
-    def flatten(self, result, **kwargs):
-        return {**_attrs(result), **_attrs(result.training), "mode": result.workload.mode}
-
-
-class HostSchema(Schema):
-    cards = fields.Integer(required=True)
-    machines = fields.Integer(required=True)
-    cards_per_machine = fields.Integer(required=True)
-    machine_cards = fields.Integer(required=True)
-    machine_cards_power_w = Num(required=True)
-    machine_peak_w = Num(required=True)
-    machine_transient_peak_w = Num(required=True)
-    machine_typical_power_w = Num(required=True)
-    psu_w = fields.Integer(required=True, allow_none=True)
-    psus = fields.Integer(required=True, allow_none=True)
-    host_ram_gb = fields.Integer(required=True)
-    cpu_cores = fields.Integer(required=True)
-    server_power_w_low = Num(required=True, allow_none=True)
-    server_power_w_high = Num(required=True, allow_none=True)
-    cards_power_w = Num(required=True)
-    system_peak_w = Num(required=True)
-    transient_peak_w = Num(required=True)
-    rack_power_w = Num(required=True)
-    ups_w = Num(required=True, allow_none=True)
-    power_feeds = fields.Integer(required=True, allow_none=True)
-    typical_power_w = Num(required=True)
-    notes = fields.List(fields.String(), required=True)
-
-
-class OwnershipSchema(Schema):
-    cards = fields.Integer(required=True)
-    card_price = Num(required=True)
-    price_source = fields.String(required=True)
-    currency = fields.String(required=True)
-    years = Num(required=True)
-    cards_cost = Num(required=True)
-    installation_overhead_low = Num(required=True)
-    installation_overhead = Num(required=True)
-    installation_overhead_high = Num(required=True)
-    electricity_over_years = Num(required=True)
-    total_low = Num(required=True)
-    total = Num(required=True)
-    total_high = Num(required=True)
-    total_per_year = Num(required=True)
-    total_per_day = Num(required=True)
-    cost_per_million_tokens = Num(required=True, allow_none=True)
-    cost_per_run = Num(required=True, allow_none=True)
-
-
-class CostResponseSchema(EnergySchema):
-    ownership = fields.Nested(OwnershipSchema, required=True, allow_none=True)
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-    @pre_dump
-    def flatten(self, result, **kwargs):
-        return {**_attrs(result.energy), "ownership": result.ownership,
-                "assumptions": result.assumptions, "warnings": result.warnings}
-
-
-class FigureRangeSchema(Schema):
-    name = fields.String(required=True)
-    low = Num(required=True)
-    typical = Num(required=True)
-    high = Num(required=True)
-    note = fields.String(required=True)
-
-
-class AlternativeSchema(Schema):
-    option = fields.String(required=True)
-    cards_needed = fields.Integer(required=True, allow_none=True)
-    figure = fields.String(required=True)
-    value = Num(required=True, allow_none=True)
-    note = fields.String(required=True)
-
-
-class TargetSchema(Schema):
-    concurrent_users = fields.Integer(required=True)
-    tokens_per_s_per_user = Num(required=True, allow_none=True)
-    ttft_s = Num(required=True, allow_none=True)
-
-
-class CapacityOptionSchema(Schema):
-    """The cards of one kind a serving target needs."""
-
-    card = fields.Nested(CardInfoSchema, required=True)
-    meets_target = fields.Boolean(required=True)
-    cards = fields.Integer(required=True, allow_none=True)
-    machines = fields.Integer(required=True, allow_none=True)
-    parallelism = fields.Nested(ParallelismSchema, required=True, allow_none=True)
-    copies = fields.Integer(required=True, allow_none=True)
-    sequences_per_copy = fields.Integer(required=True, allow_none=True)
-    tokens_per_s_per_user = Num(required=True, allow_none=True)
-    time_to_first_token_s = Num(required=True, allow_none=True)
-    time_per_output_token_s = Num(required=True, allow_none=True)
-    total_tokens_per_s = Num(required=True, allow_none=True)
-    power_w = Num(required=True, allow_none=True)
-    reason = fields.String(required=True)
-    assumptions = _assumptions()
-
-
-class EstimateResponseSchema(Schema):
-    model = fields.Nested(ModelInfoSchema, required=True)
-    card = fields.Nested(CardInfoSchema, required=True)
-    mode = fields.String(required=True)
-    precision = fields.String(required=True)
-    fits = fields.Boolean(required=True)
-    cards_needed = fields.Integer(required=True, allow_none=True)
-    bound = fields.String(required=True)
-    ranges = fields.List(fields.Nested(FigureRangeSchema), required=True)
-    alternatives = fields.List(fields.Nested(AlternativeSchema), required=True)
-    memory = fields.Nested(MemoryBreakdownSchema, required=True)
-    fit = fields.Nested(FitSchema, required=True)
-    parallelism = fields.Nested(ParallelismSchema, required=True)
-    throughput = fields.Nested(ThroughputSchema, required=True, allow_none=True)
-    training = fields.Nested(TrainingSchema, required=True, allow_none=True)
-    energy = fields.Nested(EnergySchema, required=True)
-    host = fields.Nested(HostSchema, required=True)
-    ownership = fields.Nested(OwnershipSchema, required=True, allow_none=True)
-    capacity = fields.Nested(CapacityOptionSchema, required=True, allow_none=True)
-    lang = fields.String(required=True)
-    summary = fields.String(required=True)
-
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-    @pre_dump
-    def flatten(self, result, **kwargs):
-        return {**_attrs(result), "mode": result.workload.mode,
-                "precision": result.workload.precision.name}
-
-
-class CapacityResponseSchema(Schema):
-    model = fields.Nested(ModelInfoSchema, required=True)
-    target = fields.Nested(TargetSchema, required=True)
-    prompt_tokens = fields.Integer(required=True)
-    output_tokens = fields.Integer(required=True)
-    engine = fields.String(required=True)
-    options = fields.List(fields.Nested(CapacityOptionSchema), required=True)
-    best = fields.String(required=True, allow_none=True)
-    lang = fields.String(required=True)
-    summary = fields.String(required=True)
-    assumptions = _assumptions()
-    warnings = _warnings()
-
-
 class FigureSchema(Schema):
     typical = Num(required=True, allow_none=True)
     low = Num(required=True, allow_none=True)
     high = Num(required=True, allow_none=True)
     status = fields.String(required=True)
     note = fields.String(required=True)
-
-
-class PriceSchema(Schema):
-    amount = Num(required=True)
-    currency = fields.String(required=True)
-    source = fields.String(required=True)
 
 
 class CardSchema(Schema):
@@ -1108,48 +836,14 @@ class HealthSchema(Schema):
     status = fields.String(required=True)
 
 
-class DimensionScoreSchema(Schema):
-    dimension = fields.String(required=True)
-    value = Num(required=True, allow_none=True)
-    unit = fields.String(required=True)
-    score = Num(required=True)
-    weight = Num(required=True)
-    contribution = Num(required=True)
 
 
-class RankedCardSchema(Schema):
-    rank = fields.Integer(required=True)
-    card = fields.Nested(CardInfoSchema, required=True)
-    total_score = Num(required=True)
-    scores = fields.List(fields.Nested(DimensionScoreSchema), required=True)
-    explanation = fields.String(required=True)
 
 
-class ExcludedCardSchema(Schema):
-    card = fields.Nested(CardInfoSchema, required=True)
-    cards_needed = fields.Integer(required=True, allow_none=True)
-    reason = fields.String(required=True)
 
 
-class RankResponseSchema(Schema):
-    line = fields.String(required=True)
-    weights = fields.Dict(keys=fields.String(), values=Num(), required=True)
-    normalisation = fields.String(required=True)
-    ranking = fields.List(fields.Nested(RankedCardSchema), required=True)
-    excluded = fields.List(fields.Nested(ExcludedCardSchema), required=True)
-    assumptions = _assumptions()
-    warnings = _warnings()
 
 
-class CandidateSchema(Schema):
-    card = fields.Nested(CardInfoSchema, required=True)
-    count = fields.Integer(required=True, allow_none=True)
-    fits = fields.Boolean(required=True)
-    figure = fields.String(required=True)
-    value = Num(required=True, allow_none=True)
-    price_total = Num(required=True, allow_none=True)
-    value_per_cost = Num(required=True, allow_none=True)
-    reason = fields.String(required=True)
 
 
 class LineExclusionSchema(Schema):

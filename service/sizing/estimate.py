@@ -4,6 +4,7 @@ from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import ranking
+from .ranking import RankedCard
 from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .capacity import CapacityAnswer, Target, capacity_for
 from .catalog import Card, Price
@@ -47,27 +48,37 @@ from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards,
 from .units import GB, SECONDS_PER_DAY
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryResult:
-    model: ModelSpec
-    workload: Workload
+    """The breakdown's fields stand at the top of the answer, then what it was asked about."""
+
     breakdown: MemoryBreakdown
+    model: ModelSpec
+    mode: str
+    precision: str
+    kv_precision: str
     fit: FitAnswer | None
+    fits: bool | None
+    cards_needed: int | None
     parallelism: PlanAnswer | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ThroughputResult:
-    model: ModelSpec
     workload: Workload
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThroughputResult:
+    """The throughput's fields stand at the top of the answer, then what it was asked about."""
+
+    throughput: ThroughputAnswer
+    model: ModelSpec
     card: Card
+    precision: str
     fit: FitAnswer
     parallelism: PlanAnswer
-    throughput: ThroughputAnswer
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
+    workload: Workload
 
 
 @dataclass(frozen=True)
@@ -82,14 +93,16 @@ class CurvePoint:
     time_s_guide_curve: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScalingResult:
+    """The training answer's fields stand at the top of the answer, then the curve and counts."""
+
+    training: TrainingAnswer
     model: ModelSpec
-    workload: Workload
     card: Card
+    mode: str
     fit: FitAnswer
     parallelism: PlanAnswer
-    training: TrainingAnswer
     curve: tuple[CurvePoint, ...]
     deadline_days: float | None
     cards_needed_by_memory: int | None
@@ -97,6 +110,7 @@ class ScalingResult:
     cards_needed_for_deadline_guide_curve: int | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
+    workload: Workload
 
 
 @dataclass(frozen=True)
@@ -122,37 +136,41 @@ class FigureRange:
     note: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CostResult:
+    """The electricity's fields stand at the top of the answer, then the cost of ownership."""
+
     energy: EnergyAnswer
     ownership: OwnershipAnswer | None
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     model: ModelSpec
-    workload: Workload
     card: Card
-    memory: MemoryBreakdown
-    fit: FitAnswer
-    parallelism: PlanAnswer
-    throughput: ThroughputAnswer | None
-    training: TrainingAnswer | None
-    energy: EnergyAnswer | None
-    host: HostSizing
-    ownership: OwnershipAnswer | None
-    capacity: CapacityAnswer | None
+    mode: str
+    precision: str
     fits: bool
     cards_needed: int | None
     bound: str
     ranges: tuple[FigureRange, ...]
     alternatives: tuple[Alternative, ...]
+    memory: MemoryBreakdown
+    fit: FitAnswer
+    parallelism: PlanAnswer
+    throughput: ThroughputAnswer | None
+    training: TrainingAnswer | None
+    energy: EnergyAnswer
+    host: HostSizing
+    ownership: OwnershipAnswer | None
+    capacity: CapacityAnswer | None
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
+    workload: Workload
 
 
 # --- the two openings every answer shares -------------------------------------------------
@@ -271,16 +289,25 @@ def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | 
     resolved = resolve_workload(workload, notes)
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
-        return MemoryResult(model, resolved, breakdown, None, None, *_frozen(notes))
+        return _memory_result(model, resolved, breakdown, None, None, notes)
     # Memory answers the cards asked: the fit and the plan are for them, even where they fall short.
     if resolved.training:
         job = place_training(model, resolved, hardware, notes)
-        return MemoryResult(model, job.workload, job.breakdown, job.fit, _plan(job.placements.asked),
-                            *_frozen(notes))
+        return _memory_result(model, job.workload, job.breakdown, job.fit, _plan(job.placements.asked),
+                              notes)
     breakdown = memory_breakdown(model, resolved, notes)
     plan = _serving_plan(model, resolved, breakdown, hardware, notes)
     _serving_plan_notes(model, resolved, plan.placements, plan.placements.asked, notes)
-    return MemoryResult(model, resolved, breakdown, plan.fit, _plan(plan.placements.asked), *_frozen(notes))
+    return _memory_result(model, resolved, breakdown, plan.fit, _plan(plan.placements.asked), notes)
+
+
+def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown,
+                   fit: FitAnswer | None, plan: PlanAnswer | None, notes: Notes) -> MemoryResult:
+    return MemoryResult(
+        breakdown=breakdown, model=model, mode=workload.mode, precision=workload.precision.name,
+        kv_precision=workload.kv_precision.name, fit=fit, fits=None if fit is None else fit.fits,
+        cards_needed=None if fit is None else fit.cards_needed, parallelism=plan, workload=workload,
+        **_said(notes))
 
 
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
@@ -293,8 +320,9 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
                                 "training time", "workload.mode")
     job = place_serving(model, resolved, hardware, notes)
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
-    return ThroughputResult(model, resolved, hardware.card, job.fit, _plan(job.placement), answer,
-                            *_frozen(notes))
+    return ThroughputResult(throughput=answer, model=model, card=hardware.card,
+                            precision=resolved.precision.name, fit=job.fit,
+                            parallelism=_plan(job.placement), workload=resolved, **_said(notes))
 
 
 CURVE_CARDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -330,9 +358,11 @@ def scaling(
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
-    return ScalingResult(model, job.workload, hardware.card, job.fit, _plan(job.placement, answer),
-                         answer, curve, deadline_days, job.fit.cards_needed, *by_deadline,
-                         *_frozen(notes))
+    return ScalingResult(
+        training=answer, model=model, card=hardware.card, mode=job.workload.mode, fit=job.fit,
+        parallelism=_plan(job.placement, answer), curve=curve, deadline_days=deadline_days,
+        cards_needed_by_memory=job.fit.cards_needed, cards_needed_for_deadline=by_deadline[0],
+        cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **_said(notes))
 
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> CurvePoint:
@@ -352,7 +382,7 @@ def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
         _currency_check(price, answer, notes)
     elif cards is not None:
         notes.warn("no card price given or known: cost of ownership not computed (give card_price)")
-    return CostResult(answer, owned, *_frozen(notes))
+    return CostResult(energy=answer, ownership=owned, **_said(notes))
 
 
 def _currency_check(price: Price, energy: EnergyAnswer, notes: Notes) -> None:
@@ -408,34 +438,28 @@ def estimate(
         if resolved.training:
             raise InvalidInputError("a serving target needs an inference workload", "target")
         capacity = capacity_for(model, resolved, hardware, target, notes)
-    return Estimate(model, resolved, card, breakdown, fit, plan, speed, train, electricity, host, owned,
-                    capacity, fit.fits, fit.cards_needed, bound, ranges, compared, language, text,
-                    *_frozen(notes))
+    return Estimate(
+        model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
+        cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
+        memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
+        energy=electricity, host=host, ownership=owned, capacity=capacity, lang=language,
+        summary=text, workload=resolved, **_said(notes))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CapacityResult:
     model: ModelSpec
-    workload: Workload
     target: Target
+    prompt_tokens: int
+    output_tokens: int
+    engine: str
     options: tuple[CapacityAnswer, ...]
     best: str | None
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.workload.prompt_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        return self.workload.output_tokens or 1
-
-    @property
-    def engine(self) -> str:
-        return self.workload.engine or "guide"
+    workload: Workload
 
 
 def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...], target: Target,
@@ -454,9 +478,12 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     if best is None:
         notes.warn("no card compared meets the target on any plan tried")
     language = notes.use("lang", lang, d.LANG)
-    return CapacityResult(model, resolved, target, options, None if best is None else best.card.id,
-                          language, capacity_summary(language, model, resolved, target, best),
-                          *_frozen(notes))
+    return CapacityResult(
+        model=model, target=target, prompt_tokens=resolved.prompt_tokens,
+        output_tokens=resolved.output_tokens or 1, engine=resolved.engine or "guide", options=options,
+        best=None if best is None else best.card.id, lang=language,
+        summary=capacity_summary(language, model, resolved, target, best), workload=resolved,
+        **_said(notes))
 
 
 def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Target,
@@ -680,8 +707,9 @@ def _duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None
                    "clocks to wander 5-10 % over 72 hours (guide sections 2.3, 3.1)")
 
 
-def _frozen(notes: Notes) -> tuple[tuple[Assumption, ...], tuple[str, ...]]:
-    return tuple(notes.assumptions), tuple(notes.warnings)
+def _said(notes: Notes) -> dict:
+    """An answer's assumptions and warnings, as keyword arguments."""
+    return {"assumptions": tuple(notes.assumptions), "warnings": tuple(notes.warnings)}
 
 
 def cards_needed(model: ModelSpec, workload: Workload, card: Card,
@@ -707,12 +735,12 @@ class Excluded:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankResult:
     line: str
-    weights: dict
+    weights: dict[str, float]
     normalisation: str
-    ranking: tuple
+    ranking: tuple[RankedCard, ...]
     excluded: tuple[Excluded, ...]
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...]
@@ -745,5 +773,6 @@ def rank_cards(
                     "holds it on no number of cards")))
     if not kept:
         notes.warn("no compared card passes the memory threshold")
-    return RankResult(line, weights, ranking.NORMALISATION, ranking.rank(tuple(kept), weights),
-                      tuple(excluded), *_frozen(notes))
+    return RankResult(line=line, weights=weights, normalisation=ranking.NORMALISATION,
+                      ranking=ranking.rank(tuple(kept), weights), excluded=tuple(excluded),
+                      **_said(notes))

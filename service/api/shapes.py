@@ -1,0 +1,149 @@
+"""Response schemas made from the domain's answer dataclasses: one declaration per answer.
+
+An answer field is declared once, on its dataclass, with its type (and, where a reader needs
+one, a description in the dataclass field's metadata). `answer_schema` turns the dataclass into
+the marshmallow schema the views dump with; apispec turns that schema into openapi.yaml's
+component (`make spec`). Hand-written schemas remain only where an answer converts units or
+flattens several domain objects into one JSON object.
+
+The mapping of types: int -> integer, float -> number (rounded to 12 significant digits),
+str -> string, bool -> boolean, `X | None` -> nullable, a nested answer dataclass -> its own
+component, tuple[X, ...] / list[X] -> array, Mapping[str, X] -> object. A type outside it is an
+error at import, never a field dropped without a word.
+"""
+
+import copy
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+
+from marshmallow import Schema, fields
+
+DESCRIPTION = "description"  # the metadata key a dataclass field's description sits under
+
+_SCHEMAS: dict[type, type[Schema]] = {}
+
+
+class Num(fields.Float):
+    """A float in an answer, rounded to 12 significant digits."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return float(f"{value:.12g}")
+
+
+def nested(cls: type) -> type[Schema]:
+    """The schema of a nested answer dataclass (made by `answer_schema` first)."""
+    try:
+        return _SCHEMAS[cls]
+    except KeyError:
+        raise TypeError(f"{cls.__name__} has no answer schema yet; declare it before its users") from None
+
+
+def _field(hint, metadata: dict, name: str) -> fields.Field:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) not in args:
+        return fields.Raw(required=True, metadata=metadata)  # a value of several plain types
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1:
+            return fields.Raw(required=True, allow_none=True, metadata=metadata)
+        return _plain(rest[0], {"required": True, "allow_none": True, "metadata": metadata}, name)
+    return _plain(hint, {"required": True, "metadata": metadata}, name)
+
+
+def _plain(hint, kwargs: dict, name: str) -> fields.Field:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is bool:
+        return fields.Boolean(**kwargs)
+    if hint is int:
+        return fields.Integer(**kwargs)
+    if hint is float:
+        return Num(**kwargs)
+    if hint is str:
+        return fields.String(**kwargs)
+    if hint is typing.Any:
+        return fields.Raw(**kwargs)
+    if dataclasses.is_dataclass(hint):
+        return fields.Nested(nested(hint), **kwargs)
+    if origin in (tuple, list) and args and (origin is list or args[-1] is Ellipsis):
+        return fields.List(_plain(args[0], {}, name), **kwargs)
+    if origin in (dict, Mapping) and args and args[0] is str:
+        return fields.Dict(keys=fields.String(), values=_plain(args[1], {}, name), **kwargs)
+    raise TypeError(f"{name}: no schema for the type {hint!r}")
+
+
+class Scaled(Num):
+    """A number an answer holds in SI units, shown in the unit a reader expects (bytes as GiB):
+    the attribute divided by `divisor`, then rounded like every number."""
+
+    def __init__(self, divisor: float, **kwargs):
+        super().__init__(**kwargs)
+        self.divisor = divisor
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return super()._serialize(None if value is None else value / self.divisor, attr, obj)
+
+
+def register(cls: type, schema: type[Schema]) -> type[Schema]:
+    """Make `schema` the nested form of `cls` in answers made after this (a hand-written schema
+    for a domain class that is not an answer, such as a card shown briefly)."""
+    _SCHEMAS[cls] = schema
+    return schema
+
+
+def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
+              flatten: tuple[str, ...], units: Mapping[str, tuple[str, float]],
+              fields_: Mapping[str, fields.Field]) -> dict[str, fields.Field]:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = (set(exclude) | set(flatten) | set(rename.values())) - names
+    if unknown:
+        raise TypeError(f"{cls.__name__}: no fields {sorted(unknown)} to exclude, flatten or rename")
+    json_name = {v: k for k, v in rename.items()}
+    out: dict[str, fields.Field] = {}
+    for field in dataclasses.fields(cls):
+        if field.name in exclude:
+            continue
+        if field.name in flatten:  # the nested answer's own schema, read through this field
+            for key, inner in nested(hints[field.name])._declared_fields.items():
+                spliced = copy.copy(inner)
+                spliced.attribute = f"{field.name}.{inner.attribute or key}"
+                out[key] = spliced
+            continue
+        key = json_name.get(field.name, field.name)
+        made = fields_.get(key) or _field(hints[field.name], dict(field.metadata),
+                                          f"{cls.__name__}.{field.name}")
+        if key != field.name:
+            made.attribute = field.name
+        out[key] = made
+        for unit_key, (source, divisor) in units.items():
+            if source == field.name:
+                out[unit_key] = Scaled(divisor, required=True, attribute=source, dump_only=True)
+    return out
+
+
+def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, str] | None = None,
+                  exclude: tuple[str, ...] = (), flatten: tuple[str, ...] = (),
+                  units: Mapping[str, tuple[str, float]] | None = None,
+                  declare: Mapping[str, fields.Field] | None = None,
+                  description: str | None = None) -> type[Schema]:
+    """The response schema of the answer dataclass `cls`, its fields in the dataclass's order.
+
+    `rename` maps a JSON name to the attribute it reads (`{"card": "card_id"}`); `exclude` names
+    the attributes that are not part of the answer; `flatten` the nested answers whose fields
+    stand in the answer's own object, at their place; `units` adds a field shown in another unit
+    right after its source (`{"total_gib": ("total_bytes", GIB)}`); `declare` declares a field by
+    hand where its type alone does not say it. `name` is the component's name (default: the
+    class name), `description` the component's.
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls.__name__} is not a dataclass")
+    declared = _declared(cls, rename or {}, exclude, flatten, units or {}, declare or {})
+    schema = Schema.from_dict(declared, name=f"{name or cls.__name__}Schema")
+    schema.__doc__ = description
+    schema.answer = cls  # type: ignore[attr-defined]  # the dataclass it was made from
+    _SCHEMAS[cls] = schema
+    return schema

@@ -1,0 +1,107 @@
+"""answer_schema: a dataclass's fields become the answer's JSON, each type mapped once."""
+
+from dataclasses import dataclass, field
+
+import pytest
+from marshmallow import fields
+
+from service.api.dump import dumper
+from service.api.shapes import Num, Scaled, answer_schema
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inner:
+    tokens_per_s: float
+    bound: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outer:
+    cards: int
+    fits: bool
+    memory_bytes: int
+    speed: Inner
+    note: str | None
+    points: tuple[Inner, ...]
+    rates: dict[str, float]
+    value: float | int | str
+    hidden: object = None
+    latency_s: float = field(default=0.0, metadata={"description": "Seconds to the first token."})
+
+
+InnerSchema = answer_schema(Inner, "ShapeInner")
+OuterSchema = answer_schema(Outer, "ShapeOuter", exclude=("hidden",),
+                            units={"memory_gib": ("memory_bytes", 2**30)})
+FlatSchema = answer_schema(Outer, "ShapeFlat", exclude=("hidden", "points"), flatten=("speed",))
+OUTER = Outer(cards=2, fits=True, memory_bytes=3 * 2**30, speed=Inner(tokens_per_s=0.1 + 0.2, bound="memory"),
+              note=None, points=(Inner(tokens_per_s=1.0, bound="compute"),), rates={"bf16": 1e15},
+              value="auto", latency_s=0.25)
+
+
+@pytest.mark.parametrize(("name", "kind", "nullable"), [
+    ("cards", fields.Integer, False),
+    ("fits", fields.Boolean, False),
+    ("speed", fields.Nested, False),
+    ("note", fields.String, True),
+    ("points", fields.List, False),
+    ("rates", fields.Dict, False),
+    ("value", fields.Raw, False),
+    ("latency_s", Num, False),
+    ("memory_gib", Scaled, False),
+])
+def test_each_type_maps_to_its_field(name, kind, nullable):
+    made = OuterSchema._declared_fields[name]
+    assert isinstance(made, kind) and made.required and made.allow_none is nullable
+
+
+def test_fields_keep_the_dataclass_order_and_a_unit_follows_its_source():
+    assert list(OuterSchema._declared_fields) == [
+        "cards", "fits", "memory_bytes", "memory_gib", "speed", "note", "points", "rates", "value", "latency_s"]
+
+
+def test_a_description_in_the_dataclass_metadata_reaches_the_schema():
+    assert OuterSchema._declared_fields["latency_s"].metadata["description"] == "Seconds to the first token."
+
+
+@pytest.mark.parametrize("dump", [lambda s, o: s().dump(o), lambda s, o: dumper(s)(o)],
+                         ids=["marshmallow", "compiled"])
+def test_the_dump_rounds_converts_and_flattens(dump):
+    assert dump(OuterSchema, OUTER) == {
+        "cards": 2, "fits": True, "memory_bytes": 3 * 2**30, "memory_gib": 3.0,
+        "speed": {"tokens_per_s": 0.3, "bound": "memory"}, "note": None,
+        "points": [{"tokens_per_s": 1.0, "bound": "compute"}], "rates": {"bf16": 1e15},
+        "value": "auto", "latency_s": 0.25}
+    flat = dump(FlatSchema, OUTER)
+    assert flat["tokens_per_s"] == 0.3 and flat["bound"] == "memory" and "speed" not in flat
+
+
+def test_a_new_answer_field_reaches_the_json_with_no_other_edit():
+    @dataclass(frozen=True, kw_only=True)
+    class Grown(Inner):
+        time_to_first_token_s: float
+
+    grown = Grown(tokens_per_s=2.0, bound="memory", time_to_first_token_s=0.5)
+    assert dumper(answer_schema(Grown, "ShapeGrown"))(grown)["time_to_first_token_s"] == 0.5
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"exclude": ("nope",)}, "nope"),
+    ({"flatten": ("missing",)}, "missing"),
+    ({}, "object"),  # `hidden: object` has no JSON form unless excluded
+])
+def test_what_has_no_form_is_an_error_not_a_dropped_field(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        answer_schema(Outer, "ShapeBad", **kwargs)
+
+
+def test_a_nested_answer_must_be_declared_first():
+    @dataclass(frozen=True)
+    class Orphan:
+        x: int
+
+    @dataclass(frozen=True)
+    class Parent:
+        child: Orphan
+
+    with pytest.raises(TypeError, match="Orphan has no answer schema"):
+        answer_schema(Parent)
