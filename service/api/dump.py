@@ -11,6 +11,7 @@ Only the field types the answers use are compiled; any other raises at import, n
 something different.
 """
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -112,8 +113,35 @@ def _compile(plan, converters, mapping: bool) -> Callable[[Any], dict]:
 
 def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
     """A function equal to `schema_class().dump`, built once per schema class."""
-    if schema_class in _COMPILED:
-        return _COMPILED[schema_class]
+    if schema_class not in _COMPILED:
+        _COMPILED[schema_class] = _build(schema_class, None)
+    return _COMPILED[schema_class]
+
+
+@functools.lru_cache(maxsize=256)
+def sparse_dumper(schema_class: type[Schema], paths: tuple[str, ...]) -> Callable[[Any], dict]:
+    """A dumper of only the fields named in `paths` (`summary`, `throughput.bound`), in the
+    answer's order: the sparse answer a caller asks for with `fields=`. ValueError names a
+    path the answer does not have."""
+    selection: dict[str, list[str]] = {}
+    for path in paths:
+        head, _, rest = path.partition(".")
+        selection.setdefault(head, [])
+        if rest:
+            selection[head].append(rest)
+    return _build(schema_class, {k: tuple(v) for k, v in selection.items()})
+
+
+def field_names(schema_class: type[Schema]) -> list[str]:
+    return list(schema_class().dump_fields)
+
+
+def _nested_schema(field: fields.Field) -> type[Schema] | None:
+    inner = field.inner if isinstance(field, fields.List) else field
+    return type(inner.schema) if isinstance(inner, fields.Nested) else None
+
+
+def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | None) -> Callable[[Any], dict]:
     schema = schema_class()
     pre = schema._hooks.get("pre_dump", [])
     if schema.many or schema._hooks.get("post_dump") or any(collection for _, collection, _ in pre):
@@ -131,13 +159,30 @@ def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
         return compiled[False](obj)
 
     dump.schema = schema_class  # type: ignore[attr-defined]  # the contract test checks against it
-    _COMPILED[schema_class] = dump  # before the fields: a schema may nest itself
+    if selection is None:
+        _COMPILED[schema_class] = dump  # before the fields: a schema may nest itself
+    unknown = sorted(set(selection or ()) - set(schema.dump_fields))
+    if unknown:
+        raise ValueError(f"{schema_class.__name__.removesuffix('Schema')} has no field {unknown[0]!r}; "
+                         f"it has: {', '.join(schema.dump_fields)}")
     plan, converters = [], []
     for name, field in schema.dump_fields.items():
+        if selection is not None and name not in selection:
+            continue
         if field.dump_default is not missing:
             raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
         plan.append((field.data_key or name, field.attribute or name))
-        converters.append(_converter(field))
+        below = selection.get(name) if selection else None
+        if below:
+            nested = _nested_schema(field)
+            if nested is None:
+                raise ValueError(f"{name} is a plain value; it has no field {below[0]!r}")
+            part = sparse_dumper(nested, below)
+            many = isinstance(field, fields.List)
+            converters.append((lambda v, part=part: None if v is None else [part(x) for x in v]) if many
+                              else (lambda v, part=part: None if v is None else part(v)))
+        else:
+            converters.append(_converter(field))
     compiled[True] = _compile(plan, converters, mapping=True)
     compiled[False] = _compile(plan, converters, mapping=False)
     return dump

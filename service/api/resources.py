@@ -10,15 +10,15 @@ from ..sizing import estimate as domain
 from ..sizing.catalog import Price
 from ..sizing.errors import SizingError
 from ..sizing.inputs import HardwareInput
-from .catalog import matches
+from . import schemas as s
 from .cache import cached
+from .catalog import matches
 from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
+from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
-from .lang import preferred_lang
-from . import schemas as s
-from .dump import dumper
 from .jsonio import json_body, query_args
+from .lang import preferred_lang
 
 bp = Blueprint("sizing", __name__)
 
@@ -43,13 +43,37 @@ def _price(args: dict, hardware) -> Price | None:
     return current_catalogs().prices.get(hardware.card.id)
 
 
-def _estimate(args: dict) -> dict:
+def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, dict]:
+    """The answer (only the fields in `paths` when given) and the card's product line. The
+    alternatives are computed only when the answer shows them."""
+    alternatives = args.get("alternatives", True) and (paths is None or "alternatives" in {
+        p.partition(".")[0] for p in paths})
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              args.get("lang") or preferred_lang(), _price(args, args["hardware"]),
-                             args.get("overhead_fraction"), args.get("alternatives", True),
-                             args.get("target"))
+                             args.get("overhead_fraction"), alternatives, args.get("target"))
     count_estimate("estimate", result.card.line)
-    return _estimate_out(result)
+    dump = _estimate_out if paths is None else sparse_dumper(s.EstimateResponseSchema, paths)
+    return result.card.line, dump(result)
+
+
+MAX_FIELDS = 64
+
+
+def _fields(args) -> tuple[str, ...] | None:
+    """`fields=summary,fits,throughput.bound`: the answer's fields a caller reads (a sparse
+    answer), checked against the answer's shape; None for the whole answer."""
+    given = args.getlist("fields")
+    if not given:
+        return None
+    paths = {p.strip() for text in given for p in text.split(",") if p.strip()}
+    if not paths or len(paths) > MAX_FIELDS or any(len(p) > 200 for p in paths):
+        raise ValidationError({"fields": [f"Give 1 to {MAX_FIELDS} comma-separated field names."]})
+    paths_sorted = tuple(sorted(paths))
+    try:
+        sparse_dumper(s.EstimateResponseSchema, paths_sorted)
+    except ValueError as exc:
+        raise ValidationError({"fields": [str(exc)]}) from None
+    return paths_sorted
 
 
 def _counted(line: str, body: dict):
@@ -62,15 +86,17 @@ def _counted(line: str, body: dict):
 @bp.post("/estimate")
 @cached
 def estimate():
-    body = _estimate(_estimate_in.load(json_body(request)))
-    return _counted(body["card"]["line"], body)
+    paths = _fields(request.args)
+    return _counted(*_estimate(_estimate_in.load(json_body(request)), paths))
 
 
 @bp.get("/estimate")
 @cached
 def estimate_get():
-    body = _estimate(_estimate_query.load(query_args(request)))
-    return _counted(body["card"]["line"], body)
+    paths = _fields(request.args)
+    query = query_args(request)
+    query.pop("fields", None)
+    return _counted(*_estimate(_estimate_query.load(query), paths))
 
 
 @bp.post("/estimate/batch")
@@ -101,7 +127,7 @@ def _item(index: int, load) -> dict:
     try:
         args = load()
         args["alternatives"] = False
-        return {"index": index, "ok": True, "estimate": _estimate(args)}
+        return {"index": index, "ok": True, "estimate": _estimate(args)[1]}
     except ValidationError as exc:
         return {"index": index, "ok": False, "problem": validation_problem(exc, "Invalid input.")}
     except SizingError as exc:

@@ -1,0 +1,69 @@
+"""Sparse answers: `fields=` answers only what a caller reads, equal to the whole answer's parts."""
+
+import pytest
+
+from .support import ok
+
+QUESTIONS = [
+    {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090"}},
+    {"model": "deepseek-v3", "hardware": {"card": "h200-sxm", "count": 16}, "target": {"concurrent_users": 32}},
+    {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm", "count": 8},
+     "workload": {"mode": "full_finetune", "train_tokens": 1e9}, "lang": "zh"},
+]
+
+
+def _project(answer: dict, paths: list[str]) -> dict:
+    out: dict = {}
+    for path in paths:
+        head, _, rest = path.partition(".")
+        if not rest:
+            out[head] = answer[head]
+        elif isinstance(answer[head], list):
+            kept = out.setdefault(head, [{} for _ in answer[head]])
+            for item, whole in zip(kept, answer[head]):
+                item[rest] = whole[rest]
+        elif answer[head] is not None:
+            out.setdefault(head, {})[rest] = answer[head][rest]
+        else:
+            out[head] = None
+    return out
+
+
+@pytest.mark.parametrize("body", QUESTIONS)
+@pytest.mark.parametrize("paths", [
+    ["summary", "fits", "cards_needed"],
+    ["throughput.decode_tokens_per_s_expected", "training.time_s", "parallelism.tensor", "lang"],
+    ["alternatives.option", "alternatives.cards_needed", "warnings"],
+])
+def test_a_sparse_answer_is_the_whole_answers_parts(client, body, paths):
+    whole = ok(client.post("/estimate", json=body))
+    sparse = ok(client.post("/estimate?fields=" + ",".join(paths), json=body))
+    assert sparse == _project(whole, paths)
+    assert list(sparse) == [k for k in whole if k in sparse]  # in the answer's order
+
+
+@pytest.mark.parametrize("body", QUESTIONS)
+def test_leaving_out_the_alternatives_changes_nothing_else(client, body):
+    whole = ok(client.post("/estimate", json=body))
+    rest = [k for k in whole if k != "alternatives"]
+    sparse = ok(client.post("/estimate?fields=" + ",".join(rest), json=body))
+    assert sparse == {k: whole[k] for k in rest}
+
+
+def test_get_takes_fields_too(client):
+    answer = ok(client.get("/estimate?model=llama-3.1-8b&card=4090&fields=summary,fits"))
+    assert set(answer) == {"summary", "fits"} and answer["fits"] is True
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ("nope", "has no field 'nope'; it has: model, card"),
+    ("summary.words", "summary is a plain value"),
+    ("throughput.nope", "Throughput has no field 'nope'"),
+    (",,", "comma-separated"),
+    (",".join(f"f{i}" for i in range(65)), "comma-separated"),
+])
+def test_an_unknown_field_is_a_422_naming_the_ones_there_are(client, fields, message):
+    response = client.post(f"/estimate?fields={fields}", json=QUESTIONS[0])
+    assert response.status_code == 422
+    problem = response.get_json()
+    assert problem["errors"][0]["field"] == "fields" and message in problem["errors"][0]["message"]
