@@ -4,7 +4,6 @@ import os
 import time
 
 from flask import Flask, request
-
 from flask_swagger_ui import get_swaggerui_blueprint
 
 from .api import catalog, decisions, ops, plots, resources

@@ -5,7 +5,7 @@ from hypothesis import settings
 settings.register_profile("sizing", deadline=None, print_blob=True)
 settings.load_profile("sizing")
 
-from service.app import create_app
+from service.app import create_app  # noqa: E402 - after the profile, which it must not precede
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ purpose: the data rarely tells 5 % apart.
 """
 
 import argparse
-import math
 import statistics
 import sys
 from collections.abc import Callable

@@ -6,9 +6,9 @@ from werkzeug.exceptions import NotFound
 from ..sizing.errors import UnknownCardError, UnknownModelError
 from ..sizing.units import GIB
 from . import schemas as s
+from .catalogs import current_catalogs
 from .dump import dumper
 from .jsonio import query_args
-from .catalogs import current_catalogs
 
 bp = Blueprint("catalog", __name__)
 

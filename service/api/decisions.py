@@ -8,14 +8,13 @@ from ..sizing.catalog import Price
 from ..sizing.errors import InvalidInputError
 from ..sizing.estimate import rank_cards
 from ..sizing.host import host_sizing
-from ..sizing.inputs import Notes
-from ..sizing.plan import cards_per_machine
-from ..sizing.inputs import WorkloadInput
+from ..sizing.inputs import Notes, WorkloadInput
 from ..sizing.normalize import normalize as normalise_figure
+from ..sizing.plan import cards_per_machine
 from ..sizing.troubleshoot import diagnose
 from . import schemas as s
-from .dump import dumper
 from .catalogs import current_catalogs
+from .dump import dumper
 from .jsonio import json_body, query_args
 from .lang import preferred_lang
 

@@ -4,8 +4,8 @@ import json
 import math
 
 from flask import Request
-from marshmallow import ValidationError
 from flask.json.provider import DefaultJSONProvider
+from marshmallow import ValidationError
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
 

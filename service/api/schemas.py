@@ -7,15 +7,15 @@ answers; floats are rounded to 12 significant digits so that 61320 does not read
 
 import functools
 import math
-from dataclasses import fields as dc_fields
 
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
 
 from ..sizing import defaults
 from ..sizing.answers import EnergyAnswer, OwnershipAnswer
-from ..sizing.capacity import CapacityAnswer
-from ..sizing.catalog import Price
+from ..sizing.capacity import CapacityAnswer, Target
+from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, Price, custom_card
 from ..sizing.decode import StepCost
+from ..sizing.engines import ENGINE_NAMES
 from ..sizing.estimate import (
     Alternative,
     CapacityResult,
@@ -29,27 +29,19 @@ from ..sizing.estimate import (
     ThroughputResult,
 )
 from ..sizing.estimate import CurvePoint as ScalingCurvePoint
+from ..sizing.hfconfig import model_from_hf_config
 from ..sizing.host import HostSizing
-from ..sizing.inputs import Assumption
+from ..sizing.inputs import Assumption, EnergyInput, HardwareInput, WorkloadInput
 from ..sizing.memory_answer import Component, FitAnswer, MemoryBreakdown
-from ..sizing.plan import PlanAnswer
-from ..sizing.ranking import DimensionScore, RankedCard
-from ..sizing.recommend import Candidate
+from ..sizing.model import ModelSpec
+from ..sizing.normalize import ACCUMULATE, LADDER
+from ..sizing.plan import Parallelism, PlanAnswer
+from ..sizing.ranking import DIMENSIONS, DimensionScore, RankedCard
+from ..sizing.recommend import SCENARIOS, Candidate, Constraints
 from ..sizing.serving import CurvePoint as DecodeCurvePoint
 from ..sizing.serving import Range, ThroughputAnswer
-from ..sizing.training_time import TrainingAnswer
-from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, custom_card
-from ..sizing.normalize import ACCUMULATE, LADDER
-from ..sizing.ranking import DIMENSIONS
-from ..sizing.recommend import SCENARIOS, Constraints
-from ..sizing.hfconfig import model_from_hf_config
-from ..sizing.capacity import Target
-from ..sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
-from ..sizing.model import ModelSpec
-from ..sizing.plan import Parallelism
-from ..sizing.precision import PRECISION_NAMES
-from ..sizing.engines import ENGINE_NAMES
 from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
+from ..sizing.training_time import TrainingAnswer
 from ..sizing.units import GB, GIB, TERA, billions_to_count
 from .catalogs import current_catalogs
 from .shapes import Num, Scaled, answer_schema, register

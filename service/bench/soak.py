@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from .run import children, free_port, load, rss_mib, start_server

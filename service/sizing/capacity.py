@@ -54,6 +54,13 @@ class CapacityAnswer:
     assumptions: tuple[Assumption, ...] = ()
 
 
+def met_plan(answer: CapacityAnswer) -> tuple[PlanAnswer, int, int]:
+    """The plan, cards and machines of an answer that meets its target (_met sets all three)."""
+    plan, cards, machines = answer.parallelism, answer.cards, answer.machines
+    assert plan is not None and cards is not None and machines is not None, "the answer meets no target"
+    return plan, cards, machines
+
+
 @dataclass(frozen=True)
 class _Option:
     group: Parallelism

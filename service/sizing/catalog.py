@@ -107,6 +107,13 @@ def _tier_card(raw: Mapping) -> Card:
         fig = figures.get(name)
         return None if fig is None else fig.typical
 
+    def required(name: str) -> float:
+        """A figure every tier gives: its memory, bandwidth and power."""
+        value = typical(name)
+        if value is None:
+            raise ValueError(f"tier {raw['id']}: {name} needs a typical value")
+        return value
+
     dense = {
         name.split(".", 1)[1]: tflops_to_flops(fig.typical)
         for name, fig in figures.items()
@@ -119,10 +126,10 @@ def _tier_card(raw: Mapping) -> Card:
         kind="tier",
         line=raw["line"],
         tier=raw["id"],
-        memory_bytes=gib_to_bytes(typical("memory_gib")),
-        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(typical("bandwidth_gb_per_s")),
+        memory_bytes=gib_to_bytes(required("memory_gib")),
+        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(required("bandwidth_gb_per_s")),
         dense_flops=MappingProxyType(dense),
-        power_w=float(typical("power_w")),
+        power_w=float(required("power_w")),
         interconnect=raw["interconnect"],
         interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(link),
         ecc=raw["ecc"],
@@ -341,8 +348,10 @@ def _preset_spec(raw: Mapping, source: str, where: str) -> ModelSpec:
         return replace(spec, source=source, notes="; ".join(filter(None, (spec.notes, raw.get("notes")))))
     if not isinstance(raw.get("params"), int) or raw["params"] <= 0:
         raise ValueError(f"{where}: params (a positive integer) or config is required")
-    return ModelSpec(params=raw["params"], name=raw["name"], source=source,
-                     notes=raw.get("notes", ""), **{k: raw.get(k) for k in _ARCH_FIELDS})
+    return ModelSpec(params=raw["params"], name=raw["name"], source=source, notes=raw.get("notes", ""),
+                     active_params=raw.get("active_params"), layers=raw.get("layers"),
+                     hidden_size=raw.get("hidden_size"), attention_heads=raw.get("attention_heads"),
+                     kv_heads=raw.get("kv_heads"), head_dim=raw.get("head_dim"), vocab_size=raw.get("vocab_size"))
 
 
 def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:

@@ -1,6 +1,7 @@
 """Every default the service applies, with its value and why; each is reported back when used."""
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .units import GIB, SECONDS_PER_DAY
 
@@ -9,11 +10,14 @@ TRAINING_MODES = ("full_finetune", "lora", "qlora", "pretrain")
 LANGS = ("en", "zh")
 
 
+T = TypeVar("T", float, int, str)
+
+
 @dataclass(frozen=True)
-class Default:
+class Default(Generic[T]):
     """A default value and the reason for it (quoted back to the caller in `assumptions`)."""
 
-    value: float | int | str
+    value: T
     note: str
 
 

@@ -4,9 +4,8 @@ from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import ranking
-from .ranking import RankedCard
 from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
-from .capacity import CapacityAnswer, Target, capacity_for
+from .capacity import CapacityAnswer, Target, capacity_for, met_plan
 from .catalog import Card, Price
 from .engines import ENGINES
 from .errors import InvalidInputError
@@ -32,6 +31,7 @@ from .placement import (
     training_placements,
 )
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
+from .ranking import RankedCard
 from .serving import (
     Setup,
     ThroughputAnswer,
@@ -351,7 +351,7 @@ def scaling(
     curve = tuple(_curve_point(model, job.workload, hardware.card, group, n, job.cluster,
                                least is not None and n >= least)
                   for n in sorted(counts))
-    by_deadline = (None, None)
+    by_deadline: tuple[int | None, int | None] = (None, None)
     if deadline_days is not None and job.fit.cards_needed is not None:
         by_deadline = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
                                      job.fit.cards_needed, deadline_days * SECONDS_PER_DAY)
@@ -496,15 +496,17 @@ def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Ta
                 + (f"、首 token {target.ttft_s:g} 秒内" if target.ttft_s is not None else ""))
         if best is None:
             return head + "：所比较的卡都达不到。"
-        return (head + f"：最少需要 {best.cards} 张 {best.card.id}（{best.parallelism.description}，"
-                f"{best.machines} 台机器），每人约 {best.tokens_per_s_per_user:.1f} token/s。")
+        plan, cards, machines = met_plan(best)
+        return (head + f"：最少需要 {cards} 张 {best.card.id}（{plan.description}，"
+                f"{machines} 台机器），每人约 {best.tokens_per_s_per_user:.1f} token/s。")
     head = (f"Serving {model.name} ({workload.precision.name}) to {target.concurrent_users} users at once"
             + (f" at {speed:g} tokens/s each" if speed != "" else "")
             + (f" with the first token within {target.ttft_s:g} s" if target.ttft_s is not None else ""))
     if best is None:
         return head + ": no card compared meets it."
-    return (head + f" takes at least {best.cards} x {best.card.id} ({best.parallelism.description}, "
-            f"{best.machines} machine{'s' if best.machines > 1 else ''}), about "
+    plan, cards, machines = met_plan(best)
+    return (head + f" takes at least {cards} x {best.card.id} ({plan.description}, "
+            f"{machines} machine{'s' if machines > 1 else ''}), about "
             f"{best.tokens_per_s_per_user:.1f} tokens/s per user.")
 
 
@@ -558,13 +560,15 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
     """The layer split that holds the job on fewer cards than the engine's tensor plan."""
-    fewer = serve.placements.fewer
+    fewer, least = serve.placements.fewer, serve.placements.least
+    # _alternatives asks only when `fewer` is set, and serving_placements sets it only beside a `least`
+    assert fewer is not None and least is not None
     planned = replace(workload, parallelism=fewer.parallelism)
     s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
     return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
                        decode_speed(planned, s).per_stream.typical,
                        f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
-                       f"tensor parallelism needs {serve.placements.least.cards}; one stream gains no "
+                       f"tensor parallelism needs {least.cards}; one stream gains no "
                        "bandwidth from the extra stages")
 
 
@@ -682,7 +686,7 @@ def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, note
                  "expert all-to-alls": train.expert_comm_s or 0.0,
                  "the pipeline bubble": train.pipeline_bubble_s or 0.0,
                  "exposed data-parallel traffic": train.data_comm_exposed_s or 0.0}
-        worst = max(parts, key=parts.get)
+        worst = max(parts, key=parts.__getitem__)
         notes.warn(f"only {train.step_efficiency:.0%} of each {train.step_s:.2f} s step is compute on "
                    f"this plan ({par.describe()}); {worst} cost the most "
                    f"({parts[worst]:.2f} s a step): a faster link, a larger global batch or "
@@ -719,6 +723,7 @@ def cards_needed(model: ModelSpec, workload: Workload, card: Card,
     comparing cards makes it once."""
     notes = Notes()
     per_machine = cards_per_machine(card, None, notes)
+    placed: TrainingPlacements | ServingPlacements
     if workload.training:
         placed = training_placements(model, workload, card, None, per_machine, notes)
     else:

@@ -10,6 +10,7 @@ gated MLP + norms, final norm, output head unless tied):
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 from .errors import InvalidInputError
 from .model import ModelSpec
@@ -54,14 +55,19 @@ class _Config:
             self._memo[key] = parse()
         return self._memo[key]
 
-    def _fail(self, key: str, message: str):
+    def _fail(self, key: str, message: str) -> NoReturn:
         raise InvalidInputError(f"config {key}: {message}", f"{self.prefix}.{key}")
 
-    def int(self, key: str, default: int | None = None, required: bool = True) -> int | None:
+    def integer(self, key: str, default: int | None = None) -> int:
+        """A required integer (or `default` when the config leaves it out)."""
+        value = self.optional_integer(key, default)
+        if value is None:
+            self._fail(key, "is required for this model_type")
+        return value
+
+    def optional_integer(self, key: str, default: int | None = None) -> int | None:
         value = self.raw.get(key, default)
         if value is None:
-            if required:
-                self._fail(key, "is required for this model_type")
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             self._fail(key, "must be a non-negative integer")
@@ -96,16 +102,16 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
             f"config model_type {model_type!r} is not understood; supported: "
             f"{', '.join(SUPPORTED)}", f"{prefix}.model_type")
     c = _Config(raw, prefix)
-    hidden, layers = c.int("hidden_size"), c.int("num_hidden_layers")
+    hidden, layers = c.integer("hidden_size"), c.integer("num_hidden_layers")
     if layers > MAX_LAYERS:
         raise InvalidInputError(f"config num_hidden_layers above {MAX_LAYERS:,} is not a model this "
                                 "service can size", f"{prefix}.num_hidden_layers")
-    heads, vocab = c.int("num_attention_heads"), c.int("vocab_size")
-    kv_heads = c.int("num_key_value_heads", heads)
+    heads, vocab = c.integer("num_attention_heads"), c.integer("vocab_size")
+    kv_heads = c.integer("num_key_value_heads", heads)
     if min(hidden, layers, heads, vocab, kv_heads) < 1 or heads % kv_heads:
         raise InvalidInputError("config sizes must be positive and heads a multiple of KV heads",
                                 f"{prefix}.num_key_value_heads")
-    head_dim = c.int("head_dim", hidden // heads)
+    head_dim = c.integer("head_dim", hidden // heads)
     tied = c.bool("tie_word_embeddings", _TIED_DEFAULT[model_type])
     counted = _count(model_type, c, hidden, layers, heads, kv_heads, head_dim)
     embedding = vocab * hidden
@@ -149,13 +155,13 @@ def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
     if vision.get("model_type") != "siglip_vision_model":
         return 0
     v = _Config(vision, f"{FIELD}.vision_config")
-    hidden, inter, layers = v.int("hidden_size"), v.int("intermediate_size"), v.int("num_hidden_layers")
-    patch, image = v.int("patch_size"), v.int("image_size")
+    hidden, inter, layers = v.integer("hidden_size"), v.integer("intermediate_size"), v.integer("num_hidden_layers")
+    patch, image = v.integer("patch_size"), v.integer("image_size")
     if not patch:
         raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
     per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
     embeddings = 3 * patch * patch * hidden + hidden + (image // patch) ** 2 * hidden
-    text_hidden = _Config(text, f"{FIELD}.text_config").int("hidden_size")
+    text_hidden = _Config(text, f"{FIELD}.text_config").integer("hidden_size")
     projector = hidden * text_hidden + hidden  # mm_input_projection and mm_soft_emb_norm
     return layers * per_layer + embeddings + 2 * hidden + projector
 
@@ -164,7 +170,7 @@ def _activation_width(model_type, c: _Config) -> int | None:
     """The MLP width a token's activations pass through (one expert's for an MoE)."""
     key = "moe_intermediate_size" if model_type in ("qwen2_moe", "qwen3_moe", "deepseek_v3") \
         else "intermediate_size"
-    return c.int(key, required=False)
+    return c.optional_integer(key)
 
 
 def _attention_kind(model_type: str, heads: int, kv_heads: int) -> str:
@@ -213,9 +219,9 @@ def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim)
 
 def _mla_params(c: _Config, hidden, heads) -> tuple[int, tuple]:
     """DeepSeek multi-head latent attention: low-rank q and a compressed, shared KV latent."""
-    q_rank = c.int("q_lora_rank", required=False)
-    kv_rank = c.int("kv_lora_rank")
-    nope, rope, v_dim = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim"), c.int("v_head_dim")
+    q_rank = c.optional_integer("q_lora_rank")
+    kv_rank = c.integer("kv_lora_rank")
+    nope, rope, v_dim = c.integer("qk_nope_head_dim"), c.integer("qk_rope_head_dim"), c.integer("v_head_dim")
     q_out = heads * (nope + rope)
     q = hidden * q_out if q_rank is None else hidden * q_rank + q_rank + q_rank * q_out
     kv = hidden * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v_dim)
@@ -229,7 +235,7 @@ def _mla_params(c: _Config, hidden, heads) -> tuple[int, tuple]:
 
 def _mla_latent(c: _Config) -> int:
     """MLA caches the compressed KV latent plus the shared RoPE key per token and layer."""
-    return c.int("kv_lora_rank") + c.int("qk_rope_head_dim")
+    return c.integer("kv_lora_rank") + c.integer("qk_rope_head_dim")
 
 
 def _gated(hidden: int, intermediate: int) -> int:
@@ -248,20 +254,20 @@ def _dense(hidden: int, intermediate: int, bias: int = 0) -> _Counted:
 
 def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
     if model_type == "mixtral":
-        inter, experts = c.int("intermediate_size"), c.int("num_local_experts")
-        return _moe(experts, c.int("num_experts_per_tok"), _gated(hidden, inter), hidden, 0,
+        inter, experts = c.integer("intermediate_size"), c.integer("num_local_experts")
+        return _moe(experts, c.integer("num_experts_per_tok"), _gated(hidden, inter), hidden, 0,
                     shapes=_gated_shapes("expert", hidden, inter, experts))
     if model_type in ("qwen2_moe", "qwen3_moe"):
         return _qwen_moe(model_type, c, hidden, index)
     if model_type == "deepseek_v3":
         return _deepseek_moe(c, hidden, index)
     if model_type == "gpt_oss":
-        inter, experts = c.int("intermediate_size"), c.int("num_local_experts")
+        inter, experts = c.integer("intermediate_size"), c.integer("num_local_experts")
         expert = 2 * hidden * inter + 2 * inter + inter * hidden + hidden  # fused gate_up, biases
-        per_token = c.int("num_experts_per_tok", c.raw.get("experts_per_token"))
+        per_token = c.integer("num_experts_per_tok", c.raw.get("experts_per_token"))
         return _moe(experts, per_token, expert, hidden, experts,
                     shapes=(("expert", hidden, 2 * inter, experts), ("expert", inter, hidden, experts)))
-    inter = c.int("intermediate_size")
+    inter = c.integer("intermediate_size")
     return _dense(hidden, inter, 2 * inter + hidden if c.bool("mlp_bias", False) else 0)
 
 
@@ -279,17 +285,17 @@ def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: in
 
 
 def _qwen_moe(model_type, c: _Config, hidden, index) -> _Counted:
-    step = c.int("decoder_sparse_step", 1) or 1
+    step = c.integer("decoder_sparse_step", 1) or 1
     dense_layers = c.once("mlp_only_layers", lambda: _layer_indices(c, "mlp_only_layers"))
     if index in dense_layers or (index + 1) % step:
-        return _dense(hidden, c.int("intermediate_size"))
+        return _dense(hidden, c.integer("intermediate_size"))
     shared, shapes = 0, ()
     if model_type == "qwen2_moe":
-        shared_inter = c.int("shared_expert_intermediate_size")
+        shared_inter = c.integer("shared_expert_intermediate_size")
         shared = _gated(hidden, shared_inter) + hidden  # + the shared expert's gate
         shapes = _gated_shapes("mlp", hidden, shared_inter)
-    inter, experts = c.int("moe_intermediate_size"), c.int("num_experts")
-    return _moe(experts, c.int("num_experts_per_tok"), _gated(hidden, inter), hidden, 0, shared,
+    inter, experts = c.integer("moe_intermediate_size"), c.integer("num_experts")
+    return _moe(experts, c.integer("num_experts_per_tok"), _gated(hidden, inter), hidden, 0, shared,
                 shapes + _gated_shapes("expert", hidden, inter, experts))
 
 
@@ -302,32 +308,32 @@ def _layer_indices(c: _Config, key: str) -> frozenset[int]:
 
 
 def _deepseek_moe(c: _Config, hidden, index) -> _Counted:
-    first_dense, freq = c.int("first_k_dense_replace", 0), c.int("moe_layer_freq", 1) or 1
+    first_dense, freq = c.integer("first_k_dense_replace", 0), c.integer("moe_layer_freq", 1) or 1
     if index < first_dense or index % freq:
-        return _dense(hidden, c.int("intermediate_size"))
-    inter = c.int("moe_intermediate_size")
+        return _dense(hidden, c.integer("intermediate_size"))
+    inter = c.integer("moe_intermediate_size")
     expert = _gated(hidden, inter)
-    n_shared = c.int("n_shared_experts", 0)
-    experts = c.int("n_routed_experts")
+    n_shared = c.integer("n_shared_experts", 0)
+    experts = c.integer("n_routed_experts")
     # The router has a score-correction bias per expert (e_score_correction_bias).
-    return _moe(experts, c.int("num_experts_per_tok"), expert, hidden, experts, n_shared * expert,
+    return _moe(experts, c.integer("num_experts_per_tok"), expert, hidden, experts, n_shared * expert,
                 _gated_shapes("mlp", hidden, inter, n_shared) + _gated_shapes("expert", hidden, inter, experts))
 
 
 def _experts(model_type, c: _Config) -> int:
     key = {"mixtral": "num_local_experts", "gpt_oss": "num_local_experts",
            "deepseek_v3": "n_routed_experts"}.get(model_type, "num_experts")
-    return c.int(key)
+    return c.integer(key)
 
 
 def _experts_per_token(c: _Config) -> int:
-    return c.int("num_experts_per_tok", c.raw.get("experts_per_token"))
+    return c.integer("num_experts_per_tok", c.raw.get("experts_per_token"))
 
 
 def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
     """The sliding window and how many layers use it."""
     layer_types = c.raw.get("layer_types")
-    window = c.int("sliding_window", required=False)
+    window = c.optional_integer("sliding_window")
     if isinstance(layer_types, list) and layer_types:
         if len(layer_types) != layers or not all(isinstance(t, str) for t in layer_types):
             raise InvalidInputError("config layer_types must name one type per layer",
@@ -336,12 +342,12 @@ def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
     elif model_type == "gemma2":
         sliding = (layers + 1) // 2  # even layers slide
     elif model_type == "gemma3_text":
-        pattern = c.int("sliding_window_pattern", 6) or 6
+        pattern = c.integer("sliding_window_pattern", 6) or 6
         sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
     elif model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
         if not c.bool("use_sliding_window", False):
             return None, 0
-        sliding = max(0, layers - c.int("max_window_layers", layers))
+        sliding = max(0, layers - c.integer("max_window_layers", layers))
     elif model_type in ("mistral", "mixtral", "phi3"):
         sliding = layers if window else 0
     else:

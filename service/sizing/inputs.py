@@ -6,8 +6,8 @@ from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
-from .precision import HALF, Precision, get_precision
 from .plan import Parallelism
+from .precision import HALF, Precision, get_precision
 from .training import OPTIMIZERS, Optimizer
 from .units import GB, TERA
 
@@ -214,10 +214,11 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
         field = "workload.output_tokens" if output is not None else "workload.prompt_tokens"
         raise InvalidInputError(f"prompt_tokens plus output_tokens ({(prompt or 0) + (output or 0)}) "
                                 f"exceed context_tokens ({context})", field)
-    if (prompt is None) != (output is None) and (prompt or output) >= context > 1:
+    only = prompt or output  # the one of the two given, when only one is
+    if (prompt is None) != (output is None) and only is not None and only >= context > 1:
         field, other = (("workload.output_tokens", "prompt") if output is not None
                         else ("workload.prompt_tokens", "output"))
-        raise InvalidInputError(f"{field.split('.')[1]} ({prompt or output}) fills the whole context "
+        raise InvalidInputError(f"{field.split('.')[1]} ({only}) fills the whole context "
                                 f"({context}): leave at least one token for the {other}", field)
     if output is None:
         rest = context - (prompt or 0)

@@ -9,6 +9,7 @@ really reaches.
 
 import math
 from dataclasses import dataclass, replace
+from typing import Literal, overload
 
 from . import defaults as d
 from .catalog import PCIE_LINE_GB_PER_S, Card
@@ -108,6 +109,12 @@ class Fabric:
         return self.inside
 
 
+@overload
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+               floor: Literal[True] = True) -> Fabric: ...
+@overload
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+               floor: bool) -> Fabric | None: ...
 def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
                floor: bool = True) -> Fabric | None:
     """The card's fabric in machines of `per_machine`; None where its dedicated link has no

@@ -1,8 +1,7 @@
 """The memory answer: a breakdown by component, and its fit on a card."""
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 from . import defaults as d
 from . import memory as m
@@ -297,15 +296,16 @@ def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
 
 
 def _kv(model: ModelSpec, workload: Workload, notes: Notes):
-    if not model.has_kv_shape:
+    shape = model.kv_shape
+    if shape is None:
         notes.warn("KV cache not counted: the model gives no layers, kv_heads and head_dim "
                    "(or hidden_size and attention_heads); the fit and speed ignore it")
         return None, None, None
-    per_layer = model.kv_values_per_token_per_layer
+    layers, per_layer = shape
     bytes_per_value = workload.kv_precision.bytes_per_value
-    per_token = m.kv_cache_bytes_per_sequence(per_layer, bytes_per_value, model.layers, 1)
+    per_token = m.kv_cache_bytes_per_sequence(per_layer, bytes_per_value, layers, 1)
     per_sequence = m.kv_cache_bytes_per_sequence(
-        per_layer, bytes_per_value, model.layers, workload.context_tokens,
+        per_layer, bytes_per_value, layers, workload.context_tokens,
         model.sliding_layers, model.sliding_window)
     if model.sliding_layers and workload.context_tokens > (model.sliding_window or 0):
         notes.assume("sliding_window", model.sliding_window,

@@ -74,10 +74,16 @@ class ModelSpec:
         return self.active_params is not None and self.active_params < self.params
 
     @property
+    def routed_experts(self) -> tuple[int, int, int] | None:
+        """(experts, experts per token, their parameters) when the routed experts are known, not
+        only the total and active counts; else None."""
+        if self.expert_params and self.experts and self.experts_per_token:
+            return self.experts, self.experts_per_token, self.expert_params
+        return None
+
+    @property
     def has_routed_experts(self) -> bool:
-        """Whether the routed experts are known (their parameters, count and top-k), not only
-        the total and active counts."""
-        return bool(self.expert_params and self.experts and self.experts_per_token)
+        return self.routed_experts is not None
 
     @property
     def resolved_head_dim(self) -> int | None:
@@ -103,9 +109,17 @@ class ModelSpec:
         return None
 
     @property
+    def kv_shape(self) -> tuple[int, int] | None:
+        """(layers, values cached per token and layer) when both are known; else None."""
+        per_layer = self.kv_values_per_token_per_layer
+        if self.layers and per_layer:
+            return self.layers, per_layer
+        return None
+
+    @property
     def has_kv_shape(self) -> bool:
         """Whether layers and the per-layer KV shape are known."""
-        return bool(self.layers and self.kv_values_per_token_per_layer)
+        return self.kv_shape is not None
 
     @property
     def largest_layer_params(self) -> int:

@@ -12,6 +12,7 @@ shards model states over the data-parallel copies (ZeRO).
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 from . import defaults as d
 from . import memory as m
@@ -20,10 +21,9 @@ from .engines import ENGINES, Engine
 from .errors import InvalidInputError
 from .inputs import Notes, Workload
 from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
-from .units import GB, GIB
 from .model import ModelSpec
 from .plan import Parallelism, check_given, experts_divide, machines_for, tensor_degrees
-
+from .units import GB, GIB
 
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
 
@@ -89,7 +89,8 @@ def serving_placements(
             raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
                                     f"{count} asked for", "workload.parallelism")
         asked = place(given, given.cards, True)
-        return ServingPlacements(asked, _serving_least(model, engine, per_machine, breakdown, batch, usable, place), None)
+        least = _serving_least(model, engine, per_machine, breakdown, batch, usable, place)
+        return ServingPlacements(asked, least, None)
     least = _serving_least(model, engine, per_machine, breakdown, batch, usable, place)
     options: tuple[Placement, ...] = ()
     if count is None:
@@ -183,6 +184,19 @@ class _Probe:
     fits: bool
 
 
+class _Tried(Protocol):
+    """What the searches read of a tried plan: a Placement, or a bare _Probe."""
+
+    @property
+    def parallelism(self) -> Parallelism: ...
+
+    @property
+    def fits(self) -> bool: ...
+
+
+_T = TypeVar("_T", bound=_Tried)
+
+
 def groups_holding(model: ModelSpec, engine: Engine, per_machine: int,
                    holds: Callable[[Parallelism], bool]) -> Iterator[Parallelism]:
     """The engine's copies that `holds` accepts, from the smallest that does (found by the
@@ -205,7 +219,7 @@ def _largest(model: ModelSpec, engine: Engine, per_machine: int) -> Parallelism:
     return Parallelism(tensor=degrees[-1]) if engine.split == "tensor" else Parallelism()
 
 
-def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Parallelism]) -> Placement | None:
+def _least(place: Callable[[Parallelism], _T], groups: Iterator[Parallelism]) -> _T | None:
     """The first group that holds the batch. The groups inside one machine are tried in turn;
     beyond it the need falls as machines are added, along the expert groups and along the
     pipeline stages each, so the search gallops, then bisects, over each kind and keeps the
@@ -225,7 +239,7 @@ def _least(place: Callable[[Parallelism], Placement], groups: Iterator[Paralleli
     return min(found, key=lambda p: p.parallelism.group) if found else None
 
 
-def _gallop(place, candidates: list[Parallelism]) -> Placement | None:
+def _gallop(place: Callable[[Parallelism], _T], candidates: list[Parallelism]) -> _T | None:
     """The first candidate that fits, when fitting is monotone along the list."""
     if not candidates:
         return None
@@ -237,7 +251,7 @@ def _gallop(place, candidates: list[Parallelism]) -> Placement | None:
     return _bisect(place, candidates[:high + 1])
 
 
-def _bisect(place, candidates: list[Parallelism]) -> Placement | None:
+def _bisect(place: Callable[[Parallelism], _T], candidates: list[Parallelism]) -> _T | None:
     if not candidates or not place(candidates[-1]).fits:
         return None
     low, high = 0, len(candidates) - 1
@@ -328,7 +342,7 @@ def training_placements(
         if count % group.group:
             raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
                                     f"degree {group.group}", "hardware.count")
-    if count is None and copies_given:
+    if count is None and given is not None and copies_given:
         count = given.cards
     least = _training_least(recipes, place, given is not None)
     if count is None:
@@ -343,11 +357,18 @@ def training_placements(
     return TrainingPlacements(asked, least, chosen, final)
 
 
-def _training_least(recipes, place, given: bool) -> Placement | None:
+_PlaceTraining = Callable[[Parallelism, int | None, int, int, bool], Placement]  # group, stage, copies, cards, given
+
+
+def _training_least(recipes: list[tuple[Parallelism, int | None]], place: _PlaceTraining,
+                    given: bool) -> Placement | None:
     """The fewest cards any recipe holds the job on (the earlier recipe on a tie)."""
     least = None
     for group, stage in recipes:
-        copies = _least_copies(lambda n, g=group, s=stage: place(g, s, n, g.group * n, given).fits)
+        def fits(n: int, g: Parallelism = group, s: int | None = stage) -> bool:
+            return place(g, s, n, g.group * n, given).fits
+
+        copies = _least_copies(fits)
         if copies is not None and (least is None or group.group * copies < least.cards):
             least = place(group, stage, copies, group.group * copies, given)
     return least

@@ -145,9 +145,7 @@ def tensor_divides(model: ModelSpec, tensor: int) -> bool:
     heads, kv = model.attention_heads, model.resolved_kv_heads
     if heads and heads % tensor:
         return False
-    if kv and model.attention != "mla" and kv % tensor and tensor % kv:
-        return False
-    return True
+    return not (kv and model.attention != "mla" and kv % tensor and tensor % kv)
 
 
 def experts_divide(model: ModelSpec, expert: int) -> bool:

@@ -3,9 +3,9 @@ the memory need picks the candidates, and the fastest (or the best per unit of c
 
 from dataclasses import dataclass
 
+from .capacity import Target, capacity_for, met_plan
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
-from .capacity import Target, capacity_for
 from .estimate import cards_needed, place_serving, place_training
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
 from .memory_answer import MemoryBreakdown, memory_breakdown
@@ -194,16 +194,17 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     answer = capacity_for(model, workload, HardwareInput(card), target, Notes())
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
-    group = answer.parallelism.group
+    plan, cards, _ = met_plan(answer)
+    group = plan.group
     if c.splittable is False and group > 1:
-        return Candidate(card, answer.cards, False, figure, None, None, None,
+        return Candidate(card, cards, False, figure, None, None, None,
                          f"the target needs the model split over {group} cards, and it must not be")
     price = prices.get(card.id)
-    total = None if price is None else price.amount * answer.cards
+    total = None if price is None else price.amount * cards
     if c.budget is not None and total is not None and total > c.budget:
-        return Candidate(card, answer.cards, False, figure, answer.cards, total, None,
-                         f"{answer.cards} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
-    return Candidate(card, answer.cards, True, figure, answer.cards, total,
+        return Candidate(card, cards, False, figure, cards, total, None,
+                         f"{cards} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
+    return Candidate(card, cards, True, figure, cards, total,
                      None if total is None else 1 / total,
                      f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
 
@@ -227,14 +228,20 @@ def _figure(model, workload, job, figure) -> float:
 
 def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
     if fitting[0].figure == "cards_for_target":
-        priced = [c for c in fitting if c.price_total is not None]
-        if priced and len(priced) == len(fitting):
-            return min(priced, key=lambda c: c.price_total), "cost for the target"
+        costs = [(c, c.price_total) for c in fitting if c.price_total is not None]
+        if costs and len(costs) == len(fitting):
+            return min(costs, key=lambda pair: pair[1])[0], "cost for the target"
         return min(fitting, key=lambda c: (c.value, c.card.power_w)), "fewest cards for the target"
-    priced = [c for c in fitting if c.value_per_cost is not None]
-    if priced and len(priced) == len(fitting):
-        return max(priced, key=lambda c: c.value_per_cost), f"{fitting[0].figure} per unit of cost"
-    return max(fitting, key=lambda c: c.value), fitting[0].figure
+    per_cost = [(c, c.value_per_cost) for c in fitting if c.value_per_cost is not None]
+    if per_cost and len(per_cost) == len(fitting):
+        return max(per_cost, key=lambda pair: pair[1])[0], f"{fitting[0].figure} per unit of cost"
+    return max(fitting, key=_fitting_value), fitting[0].figure
+
+
+def _fitting_value(candidate: Candidate) -> float:
+    """The figure of a candidate that fits: _candidate and _for_target give one to every such."""
+    assert candidate.value is not None, f"{candidate.card.id} fits without a {candidate.figure}"
+    return candidate.value
 
 
 def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -293,12 +300,14 @@ SCENARIOS = {
 
 def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool, tuple[str, ...]]:
     """Whether the service lands on one of the guide's tiers, and each guide tier's figures."""
-    chosen = result.choice.card.id if result.choice else None
+    choice = result.choice
+    chosen = choice.card.id if choice else None
     by_tier = {c.card.id: c for c in result.candidates}
     lines = []
     for tier in scenario.guide_tiers:
         candidate = by_tier.get(tier)
         if tier == chosen:
+            assert candidate is not None  # the choice is one of the candidates
             guide_count = scenario.guide_counts[tier]
             same = candidate.count == guide_count
             lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
@@ -309,8 +318,9 @@ def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool
         elif not candidate.fits:
             lines.append(f"{tier}: the service disagrees: {candidate.reason}")
         else:
+            assert choice is not None  # recommend chooses whenever a candidate fits
             lines.append(f"{tier}: fits on {candidate.count} card(s) with {candidate.figure} "
-                         f"{candidate.value:,.1f}, below {chosen}'s {result.choice.value:,.1f}")
+                         f"{candidate.value:,.1f}, below {chosen}'s {choice.value:,.1f}")
     return chosen in scenario.guide_tiers, tuple(lines)
 
 

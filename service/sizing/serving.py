@@ -470,7 +470,8 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
     if most is None or most < 1:
         return None
     cap = s.engine.max_batch and max(s.engine.max_batch, workload.batch_size)
-    deployments = tuple(replace(dep, breakdown=live) for dep in (s.low, s.typical, s.high))
+    deployments = (replace(s.low, breakdown=live), replace(s.typical, breakdown=live),
+                   replace(s.high, breakdown=live))
     return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
 
 
@@ -510,8 +511,8 @@ def _compute_key(card: Card, workload: Workload) -> str:
 def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
     """Which parameters a decode step reads, said once."""
     from .weights import expert_fraction_touched
-    if model.has_routed_experts:
-        fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch)
+    if (routed := model.routed_experts) is not None:
+        fraction = expert_fraction_touched(routed[0], routed[1], batch)
         notes.assume("decode_weights", "shared weights + routed experts",
                      f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "
                      f"reads the shared weights and the {fraction:.0%} of experts a batch of "

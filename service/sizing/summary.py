@@ -1,17 +1,40 @@
 """A quotable one-paragraph summary of an estimate, in English or Chinese."""
 
+from typing import TypedDict
+
 from .answers import EnergyAnswer
-from .serving import ThroughputAnswer
-from .training_time import TrainingAnswer
 from .catalog import Card
 from .inputs import Workload
 from .memory_answer import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 from .plan import PlanAnswer
+from .serving import ThroughputAnswer
+from .training_time import TrainingAnswer
 from .units import BILLION, GB, SECONDS_PER_DAY
 
+
+class _Sentences(TypedDict):
+    """One language's table: the separator, the words for modes and bounds, and each sentence."""
+
+    sep: str
+    mode: dict[str, str]
+    bound: dict[str, str]
+    need: str
+    never: str
+    fits: str
+    short: str
+    speed: str
+    plan: str
+    load: str
+    batch: str
+    single: str
+    train: str
+    guide: str
+    energy: str
+
+
 # One table per language: the same sentences in the same order, decided once in _sentences.
-_TEXT = {
+_TEXT: dict[str, _Sentences] = {
     "en": {
         "sep": " ",
         "mode": {"inference": "inference", "full_finetune": "a full fine-tune",

@@ -16,7 +16,6 @@ from . import cluster
 from . import defaults as d
 from . import links as ln
 from . import scaling as s
-from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
 from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
@@ -24,6 +23,7 @@ from .links import ACTIVATION_BYTES, Fabric, Link
 from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, machines_for
 from .precision import HALF
+from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
 from .serving import Range
 from .units import SECONDS_PER_DAY
 from .weights import SIXTEEN_BIT_BYTES
@@ -170,6 +170,8 @@ def training_answer(
     method, used = _method(workload, step, notes)
     time = None if linear is None else linear / used
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
+    network_bytes_per_s = place.fabric.between.quoted_bytes_per_s
+    assert network_bytes_per_s is not None  # the network link (links.network_link) always quotes its figure
     return TrainingAnswer(
         cards=cards, nodes=place.nodes(par), cards_per_node=place.cards_per_node,
         train_tokens=workload.train_tokens, flops_per_param_token=per_token, compute_flops=flops,
@@ -180,7 +182,7 @@ def training_answer(
         time_s_range=None if linear is None else _time_range(linear, workload, guide, used),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
-        network_bytes_per_s_per_node=place.fabric.between.quoted_bytes_per_s,
+        network_bytes_per_s_per_node=network_bytes_per_s,
         link=place.link(cards).name if cards > 1 else None,
         gradient_sync_s=sync, step_compute_s=guide_step,
         step_time_s=None if sync is None else guide_step + sync,

@@ -80,7 +80,7 @@ def diagnose(query: str, lang: str = "en", line: str | None = None, limit: int =
     matches = sorted((score(query, row) for row in table.rows), key=lambda m: -m.score)
     found = tuple(m for m in matches if m.score > 0)[:limit]
     long_run = any(word in query.lower() for word in LONG_RUN_WORDS)
-    advice = ()
+    advice: tuple[str, ...] = ()
     if line == "consumer" or any(m.row.id in LONG_RUN_ROWS for m in found) or (long_run and line != "datacenter"):
         advice = (table.power_cap_zh if lang == "zh" else table.power_cap,)
     zh = lang == "zh"

@@ -41,9 +41,8 @@ def expert_fraction_touched(experts: int, per_token: int, batch_size: int) -> fl
 def expert_weights_bytes(model: ModelSpec, precision: Precision) -> int:
     """Bytes of the routed experts, all of them (0 for a dense model, or an MoE known only by its
     total and active counts)."""
-    if not model.has_routed_experts:
-        return 0
-    return params_bytes(model.expert_params, 0, precision)
+    routed = model.routed_experts
+    return 0 if routed is None else params_bytes(routed[2], 0, precision)
 
 
 def decode_read_split(model: ModelSpec, precision: Precision, batch_size: int) -> tuple[int, int]:
@@ -51,9 +50,10 @@ def decode_read_split(model: ModelSpec, precision: Precision, batch_size: int) -
     dense part is split over tensor-parallel cards, the experts over tensor x expert cards."""
     total = decode_read_bytes(model, precision, batch_size)
     every_expert = expert_weights_bytes(model, precision)
-    if not every_expert:
+    routed = model.routed_experts
+    if not every_expert or routed is None:
         return total, 0
-    fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
+    fraction = expert_fraction_touched(routed[0], routed[1], batch_size)
     experts = round(fraction * every_expert)
     return total - experts, experts
 
@@ -67,9 +67,10 @@ def decode_read_bytes(model: ModelSpec, precision: Precision, batch_size: int) -
     """
     head = model.embedding_params or 0  # the output head, or the tied table, is read whole
     shared = model.params - model.decode_skipped_params
-    if model.has_routed_experts:
-        fraction = expert_fraction_touched(model.experts, model.experts_per_token, batch_size)
-        touched = shared - model.expert_params + round(fraction * model.expert_params)
+    if (routed := model.routed_experts) is not None:
+        experts, per_token, expert_params = routed
+        fraction = expert_fraction_touched(experts, per_token, batch_size)
+        touched = shared - expert_params + round(fraction * expert_params)
         return params_bytes(touched, head, precision)
     if model.is_moe:
         active = params_bytes(model.params_per_token, 0, precision)

@@ -1,7 +1,6 @@
 """make validate: invariants on every published case, the median decode error, and the gate."""
 
 import csv
-import io
 import subprocess
 import sys
 

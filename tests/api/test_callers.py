@@ -6,7 +6,6 @@ import io
 import xml.etree.ElementTree as ET
 
 import pytest
-from pytest import approx
 
 ITEM = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
 

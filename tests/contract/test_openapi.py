@@ -4,7 +4,6 @@ import difflib
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 from openapi_spec_validator import validate
 
