@@ -87,7 +87,13 @@ def _walk(obj, keys: tuple[str, ...]):
 _COMPILED: dict[type[Schema], Callable[[Any], dict]] = {}
 
 
-def _source(plan: list[tuple[str, str]], mapping: bool) -> str:
+def _inline(convert: Convert, i: int) -> str:
+    """The conversion as an expression of `v`: the plain ones written out, the rest called."""
+    return {_number: 'v if v is None else float(format(v, ".12g"))', _integer: "v if v is None else int(v)",
+            _string: "v if v.__class__ is str or v is None else str(v)", _same: "v"}.get(convert, f"c{i}(v)")
+
+
+def _source(plan: list[tuple[str, str]], converters: list[Convert], mapping: bool) -> str:
     """Straight-line code that reads each attribute (a mapping's key, else the attribute, as
     marshmallow's accessor does) and converts it: no per-field calls beyond the conversion."""
     lines = ["def dump(obj):", "    out = {}"]
@@ -100,14 +106,14 @@ def _source(plan: list[tuple[str, str]], mapping: bool) -> str:
                 lines.append(f"    if v is M: v = getattr(obj, {attribute!r}, M)")
         else:
             lines.append(f"    v = getattr(obj, {attribute!r}, M)")
-        lines.append(f"    if v is not M: out[{key!r}] = c{i}(v)")
+        lines.append(f"    if v is not M: out[{key!r}] = {_inline(converters[i], i)}")
     lines.append("    return out")
     return "\n".join(lines)
 
 
 def _compile(plan, converters, mapping: bool) -> Callable[[Any], dict]:
     namespace: dict[str, Any] = {"M": _MISSING, "walk": _walk, **{f"c{i}": c for i, c in enumerate(converters)}}
-    exec(_source(plan, mapping), namespace)  # noqa: S102 - the code is built from field names only
+    exec(_source(plan, converters, mapping), namespace)  # noqa: S102 - the code is built from field names only
     return namespace["dump"]
 
 
@@ -141,6 +147,17 @@ def _nested_schema(field: fields.Field) -> type[Schema] | None:
     return type(inner.schema) if isinstance(inner, fields.Nested) else None
 
 
+def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> Convert:
+    """The converter of a nested answer (or a list of them) that keeps only the fields `below`."""
+    nested = _nested_schema(field)
+    if nested is None:
+        raise ValueError(f"{name} is a plain value; it has no field {below[0]!r}")
+    part = sparse_dumper(nested, below)
+    if isinstance(field, fields.List):
+        return lambda v: None if v is None else [part(x) for x in v]
+    return lambda v: None if v is None else part(v)
+
+
 def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | None) -> Callable[[Any], dict]:
     schema = schema_class()
     pre = schema._hooks.get("pre_dump", [])
@@ -149,14 +166,17 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
     hooks = [getattr(schema, name) for name, _, _ in pre]
     compiled: dict[bool, Callable[[Any], dict]] = {}
 
+    by_type: dict[type, Callable[[Any], dict]] = {}  # the compiled form for each type it is given
+
     def dump(obj) -> dict:
         for hook in hooks:
             obj = hook(obj, many=False)
-        if isinstance(obj, dict):
-            return compiled[True](obj)
-        if hasattr(obj, "__getitem__"):
-            raise TypeError(f"dump: {schema_class.__name__} given a {type(obj).__name__}")
-        return compiled[False](obj)
+        compiled_for = by_type.get(obj.__class__)
+        if compiled_for is None:
+            if not isinstance(obj, dict) and hasattr(obj, "__getitem__"):
+                raise TypeError(f"dump: {schema_class.__name__} given a {type(obj).__name__}")
+            compiled_for = by_type[obj.__class__] = compiled[isinstance(obj, dict)]
+        return compiled_for(obj)
 
     dump.schema = schema_class  # type: ignore[attr-defined]  # the contract test checks against it
     if selection is None:
@@ -173,16 +193,7 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
             raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
         plan.append((field.data_key or name, field.attribute or name))
         below = selection.get(name) if selection else None
-        if below:
-            nested = _nested_schema(field)
-            if nested is None:
-                raise ValueError(f"{name} is a plain value; it has no field {below[0]!r}")
-            part = sparse_dumper(nested, below)
-            many = isinstance(field, fields.List)
-            converters.append((lambda v, part=part: None if v is None else [part(x) for x in v]) if many
-                              else (lambda v, part=part: None if v is None else part(v)))
-        else:
-            converters.append(_converter(field))
+        converters.append(_part_converter(name, field, below) if below else _converter(field))
     compiled[True] = _compile(plan, converters, mapping=True)
     compiled[False] = _compile(plan, converters, mapping=False)
     return dump

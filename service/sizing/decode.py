@@ -8,6 +8,7 @@ tokens between the `expert` groups (all-to-all, out and back). A layer split giv
 no more bandwidth than one card: each stage reads its layers while the others wait.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -20,7 +21,6 @@ from .memory_answer import MemoryBreakdown
 from .model import ModelSpec
 from .plan import Parallelism
 from .precision import Precision
-
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,52 @@ class Deployment:
     overhead_scale: float = 1.0
     ideal: bool = False  # the roofline ceiling: no fixed costs, full bandwidth and peak
     priced: bool = True  # False: a given efficiency stands for everything, no fixed costs added
+
+    @functools.cached_property
+    def rates(self) -> "_Rates":
+        """What every step of this deployment shares, worked out on its first step."""
+        model, engine = self.model, self.engine
+        active_experts = _active_expert_params(model)
+        bandwidth = self.card.bandwidth_bytes_per_s * (1.0 if self.ideal else self.bandwidth_efficiency)
+        rate = self.peak_flops * (1.0 if self.ideal else self.compute_fraction)
+        fixed = not self.ideal and self.priced
+        scale = self.overhead_scale
+        return _Rates(
+            bandwidth=bandwidth, rate=rate,
+            expert_rate=rate * (1.0 if self.ideal else engine.moe_compute_share),
+            dense_flops_per_token=2.0 * (model.params_per_token - active_experts),
+            expert_flops_per_token=2.0 * active_experts,
+            attention_flops_per_context=attention_flops_per_token(model, 1.0),
+            fixed_costs=fixed,
+            layer_s=scale * engine.layer_overhead_s if fixed else 0.0,
+            moe_layer_s=_wider(scale) * engine.moe_layer_overhead_s if fixed else 0.0,
+            moe_layer_share=model.resolved_moe_layers / model.layers if model.layers else 0.0,
+            reads={},
+        )
+
+    def read_split(self, tokens: int) -> tuple[int, int]:
+        """weights.decode_read_split for a step of `tokens`, kept per deployment."""
+        reads = self.rates.reads
+        if tokens not in reads:
+            reads[tokens] = weights.decode_read_split(self.model, self.precision, tokens)
+        return reads[tokens]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Rates:
+    """A deployment's rates and fixed costs per step part (what _stage does not recompute)."""
+
+    bandwidth: float
+    rate: float
+    expert_rate: float
+    dense_flops_per_token: float
+    expert_flops_per_token: float
+    attention_flops_per_context: float
+    fixed_costs: bool
+    layer_s: float
+    moe_layer_s: float
+    moe_layer_share: float
+    reads: dict[int, tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -121,7 +167,8 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
         kv_read_bytes_per_card=stage.kv_read_bytes_per_card,
         flops_per_card=stage.flops_per_card,
         memory_s=rounds * stage.memory_s, compute_s=rounds * stage.compute_s,
-        roofline_s=rounds * stage.roofline_s, engine_s=rounds * stage.engine_s, tensor_comm_s=rounds * stage.tensor_comm_s,
+        roofline_s=rounds * stage.roofline_s, engine_s=rounds * stage.engine_s,
+        tensor_comm_s=rounds * stage.tensor_comm_s,
         expert_comm_s=rounds * stage.expert_comm_s, pipeline_comm_s=pipeline_s,
         step_s=rounds * stage.step_s + pipeline_s, bound=stage.bound,
     )
@@ -133,22 +180,18 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
     busiest stage of a pipeline, or every stage of a layer split in turn (share 1). Weights and
     KV cache are read by each stage's cards, and in a layer split only one stage's cards work at
     a time, so the bytes read are per card of one stage, summed."""
-    model, par = dep.model, dep.group
-    dense, experts = weights.decode_read_split(model, dep.precision, batch + math.ceil(prefill_tokens))
+    par, r = dep.group, dep.rates
+    dense, experts = dep.read_split(batch + math.ceil(prefill_tokens))
     dense_card = math.ceil(dense * share / par.tensor)
     expert_card = math.ceil(experts * share / (par.tensor * par.expert))
     weights_card = dense_card + expert_card
     kv_card = dep.breakdown.kv_bytes_per_card(par, batch, share)
     tokens = batch + prefill_tokens
     split = share / (par.tensor * par.expert)
-    active_experts = _active_expert_params(model)
-    dense_flops = 2.0 * (model.params_per_token - active_experts) * tokens * split
-    expert_flops = 2.0 * active_experts * tokens * split
-    attention_flops = (attention_flops_per_token(model, context) * batch
-                       + attention_flops_per_token(model, prefill_context) * prefill_tokens) * split
-    bandwidth = dep.card.bandwidth_bytes_per_s * (1.0 if dep.ideal else dep.bandwidth_efficiency)
-    rate = dep.peak_flops * (1.0 if dep.ideal else dep.compute_fraction)
-    expert_rate = rate * (1.0 if dep.ideal else dep.engine.moe_compute_share)
+    dense_flops = r.dense_flops_per_token * tokens * split
+    expert_flops = r.expert_flops_per_token * tokens * split
+    attention_flops = r.attention_flops_per_context * (context * batch + prefill_context * prefill_tokens) * split
+    bandwidth, rate, expert_rate = r.bandwidth, r.rate, r.expert_rate
     # The matmuls stream the weights while they compute; attention reads the KV cache in kernels
     # of its own, after them: each is a roofline in turn, not one overlapped roofline.
     linear_s = max(dense_card / bandwidth, dense_flops / rate) + max(expert_card / bandwidth,
@@ -159,11 +202,9 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
     compute_s = flops_card / rate
     bound = "compute" if (dense_flops + expert_flops) / rate > weights_card / bandwidth else "memory"
     engine_s = tensor_s = expert_s = 0.0
-    if not dep.ideal and dep.priced:
-        scale = dep.overhead_scale
-        moe_layers = layers * model.resolved_moe_layers / model.layers if model.layers else 0.0
-        engine_s = (scale * layers * dep.engine.layer_overhead_s
-                    + _wider(scale) * moe_layers * dep.engine.moe_layer_overhead_s)
+    if r.fixed_costs:
+        moe_layers = layers * r.moe_layer_share
+        engine_s = layers * r.layer_s + moe_layers * r.moe_layer_s
         tensor_s = layers * dep.engine.syncs_per_layer * _tensor_collective_s(dep, tokens / par.expert)
         expert_s = moe_layers * 2 * _expert_collective_s(dep, tokens)
     step = linear_s + attention_s + engine_s + tensor_s + expert_s
@@ -173,9 +214,11 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
 
 def _active_expert_params(model: ModelSpec) -> int:
     """Routed-expert parameters one token passes through (0 for a dense model)."""
-    if not model.has_routed_experts:
+    routed = model.routed_experts
+    if routed is None:
         return 0
-    return model.expert_params * model.experts_per_token // model.experts
+    experts, per_token, params = routed
+    return params * per_token // experts
 
 
 def _wider(scale: float) -> float:
