@@ -8,7 +8,7 @@ THREADS ?= 4
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test spec validate fit bench fuzz soak clean
+.PHONY: help install run test check spec validate fit bench fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,15 @@ run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest
 
+# The coverage the suite keeps (97 % when the floor was set): a drop below fails make check.
+COVERAGE_FLOOR ?= 95
+
+check: $(STAMP) ## ruff (lint, imports, complexity), mypy on the domain, openapi.yaml fresh, tests with a coverage floor
+	$(BIN)/ruff check service tests
+	$(BIN)/mypy
+	$(BIN)/python -m service.api.spec --check
+	$(BIN)/python -m pytest -q -p no:cacheprovider --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
+
 spec: $(STAMP) ## regenerate openapi.yaml's components from the schemas (paths stay hand-written)
 	$(BIN)/python -m service.api.spec
 
@@ -38,9 +47,15 @@ validate: $(STAMP) ## estimates against published measurements, by regime; write
 fit: $(STAMP) ## refit the engines' constants on the published runs (prints; engines.py is edited by hand)
 	$(BIN)/python -m service.accuracy.fit
 
-bench: $(STAMP) ## /estimate against the framework floor under gunicorn; writes docs/performance.md
+# llm-analysis, the peer estimator make bench compares a batch item with, in its own venv.
+PEER := .venv-llm-analysis
+$(PEER)/bin/python:
+	$(PYTHON) -m venv $(PEER)
+	$(PEER)/bin/python -m pip install --quiet "llm-analysis==0.2.2"
+
+bench: $(STAMP) $(PEER)/bin/python ## new questions against the framework floor under gunicorn, llm-analysis in process; writes docs/performance.md
 	@command -v wrk >/dev/null || echo "wrk not found (apt-get install wrk): using a Python load generator"
-	$(BIN)/python -m service.bench.run
+	LLM_ANALYSIS_PYTHON=$(PEER)/bin/python $(BIN)/python -m service.bench.run
 
 fuzz: $(STAMP) ## schemathesis against the running server with many examples
 	$(BIN)/python -m service.bench.fuzz --max-examples 300
@@ -49,5 +64,5 @@ soak: $(STAMP) ## a few minutes at twice the bench's concurrency, one worker kil
 	$(BIN)/python -m service.bench.soak
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(PEER) .pytest_cache .hypothesis *.egg-info .coverage
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
