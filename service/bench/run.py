@@ -24,6 +24,8 @@ from pathlib import Path
 
 import requests
 
+from . import inprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
 ECHO = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
@@ -152,9 +154,11 @@ def load(url, body, connections, seconds, wrk_threads):
 
 
 def batch_items_per_s(base: str, items: int = 1000, rounds: int = 3) -> float:
-    body = {"items": [ESTIMATE] * items}
+    """A batch of new questions (every item its own context length) over HTTP, in items/s."""
     best = float("inf")
-    for _ in range(rounds):
+    for r in range(rounds):
+        body = {"items": [{**ESTIMATE, "workload": {"context_tokens": 20_000 + r * items + i}}
+                          for i in range(items)]}
         start = time.perf_counter()
         response = requests.post(f"{base}/estimate/batch", json=body, timeout=120)
         response.raise_for_status()
@@ -172,10 +176,22 @@ def cold_start_s() -> float:
     return statistics.median(runs)
 
 
+def _row(label: str, r: dict) -> str:
+    return f"| {label} | {r['rps']:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |"
+
+
 def report(results: dict, args) -> str:
-    e, b, m = results["estimate"], results["floor"], results["distinct"]
+    e, b, m, p = results["estimate"], results["floor"], results["distinct"], results["in_process"]
+    peer = p["peer_ms"]
+    versus = ("llm-analysis was not installed (make bench installs it in .venv-llm-analysis)" if peer is None
+              else f"llm-analysis 0.2.2 needs **{peer:.3f} ms** for one inference estimate of the same model "
+                   f"and card (its defaults), so a batch item costs **{p['batch_item_ms'] / peer:.1f}x** its time")
     cmd = (f"make bench  # = python -m service.bench.run --workers {args.workers} --threads {args.threads} "
            f"--connections {args.connections} --seconds {args.seconds}")
+    rows = "\n".join([
+        _row("POST /estimate, **a new question every time** (context varies)", m),
+        _row("POST /estimate, the same question again (llama-3.1-8b on rtx-4090)", e),
+        _row("POST /bench/echo (the framework floor)", b)])
     return textwrap.dedent(f"""\
     # Performance
 
@@ -186,23 +202,29 @@ def report(results: dict, args) -> str:
 
     | endpoint | requests/s | p50 ms | p99 ms | non-2xx |
     |---|---|---|---|---|
-    | POST /estimate, the same question again (llama-3.1-8b on rtx-4090) | {e['rps']:,.0f} | {e['p50_ms']:.2f} | {e['p99_ms']:.2f} | {e['errors']} |
-    | POST /estimate, a new question every time (context varies) | {m['rps']:,.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {m['errors']} |
-    | POST /bench/echo (the framework floor) | {b['rps']:,.0f} | {b['p50_ms']:.2f} | {b['p99_ms']:.2f} | {b['errors']} |
+    {{rows}}
 
-    - /estimate at **{e['rps'] / b['rps']:.0%}** of the floor's throughput for a repeated question
-      (served from the per-worker answer cache), **{m['rps'] / b['rps']:.0%}** for questions never
-      asked before (the full computation: memory, fit, roofline, decode curve, four alternatives,
-      ranges, host sizing, summary); p99 {e['p99_ms']:.1f} ms and {m['p99_ms']:.1f} ms.
-    - A 1000-item `POST /estimate/batch`: **{results['batch_items_per_s']:,.0f} items/s**.
+    - A new question every request (no cache hit): **{m['rps'] / b['rps']:.0%}** of the floor's
+      throughput, p99 {m['p99_ms']:.1f} ms (the full computation: memory, fit, the engine's plan,
+      roofline, decode curve, full-load capacity, four alternatives, ranges, host sizing, summary).
+    - The same question again, served from the per-worker answer cache: {e['rps'] / b['rps']:.0%} of
+      the floor, p99 {e['p99_ms']:.1f} ms.
+    - A 1000-item `POST /estimate/batch` of new questions over HTTP: **{results['batch_items_per_s']:,.0f} items/s**.
+    - In process (Flask's test client, no network, cache off), per request: a new question
+      **{p['estimate_ms']:.2f} ms**; the same with `fields=summary,fits,cards_needed` (no alternatives
+      computed, three fields dumped) **{p['sparse_ms']:.2f} ms**; a trivial POST through the same
+      middleware (the floor view) **{p['trivial_ms']:.2f} ms**.
+    - In process, a 1000-item batch of new questions (llama-2-7b on a100-80gb-sxm) costs
+      **{p['batch_item_ms']:.3f} ms per item**; {{versus}} (rounds alternating in one run, medians).
     - Cold start (import to the first answer, in-process): **{results['cold_start_s'] * 1e3:.0f} ms**.
     - Resident memory per worker after the load: {', '.join(f'{m:.0f} MiB' for m in results['rss_mib'])}.
 
     The floor is a view of the same app (JSON provider, errors, metrics, request ids, JSON logs)
     that parses a small JSON body and returns it, registered only when SIZING_BENCH=1.
 
-    Reproduce: `{cmd}`; the soak: `make soak`.
-    """)
+    Reproduce: `{cmd}`; the in-process figures alone: `python -m service.bench.inprocess`
+    (LLM_ANALYSIS_PYTHON=.venv-llm-analysis/bin/python); the soak: `make soak`.
+    """).replace("{rows}", rows).replace("{versus}", versus)
 
 
 def main(argv=None) -> int:
@@ -226,9 +248,15 @@ def main(argv=None) -> int:
             "batch_items_per_s": batch_items_per_s(base),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
-    finally:
+        # the in-process figures after the server's load: the two never share the cores
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+        results["in_process"] = {**inprocess.single_requests(),
+                                 **inprocess.batch_vs_peer(os.environ.get("LLM_ANALYSIS_PYTHON"))}
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
     results.update(cold_start_s=cold_start_s(), cores=os.cpu_count(), cpu=_cpu(),
                    generator="wrk" if shutil.which("wrk") else "python threads",
                    date=time.strftime("%Y-%m-%d"))
