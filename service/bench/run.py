@@ -261,6 +261,8 @@ def main(argv=None) -> int:
                    generator="wrk" if shutil.which("wrk") else "python threads",
                    date=time.strftime("%Y-%m-%d"))
     text = report(results, args)
+    if args.out.exists() and "## Soak" in args.out.read_text(encoding="utf-8"):  # make soak's own section
+        text = text.rstrip() + "\n\n## Soak" + args.out.read_text(encoding="utf-8").split("## Soak", 1)[1]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(text)
