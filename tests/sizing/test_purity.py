@@ -33,6 +33,25 @@ def test_domain_module_imports_nothing_impure(path):
             assert root in DATA_READERS.get(path.name, set()), f"{path.name} reads files"
 
 
+def _relative_imports(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            yield node.level, node.module or ""
+
+
+@pytest.mark.parametrize("path", sorted(DOMAIN.glob("*.py")), ids=lambda p: p.name)
+def test_domain_module_imports_only_its_own_package_relatively(path):
+    """`from ..api import x` would reach the HTTP layer (or anything else in service) without
+    naming it; a relative import stays inside service.sizing."""
+    for level, module in _relative_imports(ast.parse(path.read_text())):
+        assert level == 1, f"{path.name} imports {'.' * level}{module}, outside service.sizing"
+
+
+def test_the_relative_import_check_catches_a_reach_outside():
+    tree = ast.parse("from ..api import schemas\nfrom . import units\n")
+    assert list(_relative_imports(tree)) == [(2, "api"), (1, "")]
+
+
 @pytest.mark.parametrize("path", sorted(DOMAIN.glob("*.py")), ids=lambda p: p.name)
 def test_domain_module_opens_no_file_and_prints_nothing(path):
     calls = {
