@@ -138,10 +138,6 @@ def sparse_dumper(schema_class: type[Schema], paths: tuple[str, ...]) -> Callabl
     return _build(schema_class, {k: tuple(v) for k, v in selection.items()})
 
 
-def field_names(schema_class: type[Schema]) -> list[str]:
-    return list(schema_class().dump_fields)
-
-
 def _nested_schema(field: fields.Field) -> type[Schema] | None:
     inner = field.inner if isinstance(field, fields.List) else field
     return type(inner.schema) if isinstance(inner, fields.Nested) else None

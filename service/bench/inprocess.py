@@ -14,7 +14,7 @@ import subprocess
 import time
 
 MODEL, CARD = "llama-2-7b", "a100-80gb-sxm"
-LLM_ANALYSIS = (MODEL.replace("llama-2-7b", "NousResearch_Llama-2-7b-hf"), "a100-sxm-80gb")
+LLM_ANALYSIS = ("NousResearch_Llama-2-7b-hf", "a100-sxm-80gb")  # the same model and card, in its names
 # One llm-analysis round per line read: 1000 inference estimates at distinct prompt lengths.
 _PEER = f"""
 import sys, time

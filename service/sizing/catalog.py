@@ -348,10 +348,9 @@ def _preset_spec(raw: Mapping, source: str, where: str) -> ModelSpec:
         return replace(spec, source=source, notes="; ".join(filter(None, (spec.notes, raw.get("notes")))))
     if not isinstance(raw.get("params"), int) or raw["params"] <= 0:
         raise ValueError(f"{where}: params (a positive integer) or config is required")
+    architecture: dict[str, int | None] = {k: raw.get(k) for k in _ARCH_FIELDS}
     return ModelSpec(params=raw["params"], name=raw["name"], source=source, notes=raw.get("notes", ""),
-                     active_params=raw.get("active_params"), layers=raw.get("layers"),
-                     hidden_size=raw.get("hidden_size"), attention_heads=raw.get("attention_heads"),
-                     kv_heads=raw.get("kv_heads"), head_dim=raw.get("head_dim"), vocab_size=raw.get("vocab_size"))
+                     **architecture)  # type: ignore[arg-type]  # _ARCH_FIELDS are ModelSpec's int | None fields
 
 
 def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
