@@ -57,6 +57,8 @@ class Deployment:
         rate = self.peak_flops * (1.0 if self.ideal else self.compute_fraction)
         fixed = not self.ideal and self.priced
         scale = self.overhead_scale
+        stages = self.group.pipeline
+        dense = model.routed_experts is None and not model.is_moe  # reads the same at any batch
         return _Rates(
             bandwidth=bandwidth, rate=rate,
             expert_rate=rate * (1.0 if self.ideal else engine.moe_compute_share),
@@ -67,15 +69,25 @@ class Deployment:
             layer_s=scale * engine.layer_overhead_s if fixed else 0.0,
             moe_layer_s=_wider(scale) * engine.moe_layer_overhead_s if fixed else 0.0,
             moe_layer_share=model.resolved_moe_layers / model.layers if model.layers else 0.0,
+            kv_bytes_per_sequence=self.breakdown.kv_cache_bytes_per_sequence or 0,
+            kv_tensor_share=self.breakdown.kv_tensor_share(self.group.tensor),
+            pipelined=self.engine.pipelined and stages > 1,
+            stage_share=self.breakdown.stage_share(stages),
+            stage_layers=stage_layers(model, stages),
+            layers=float(model.layers or 0),
+            fixed_reads=weights.decode_read_split(model, self.precision, 1) if dense else None,
             reads={},
         )
 
     def read_split(self, tokens: int) -> tuple[int, int]:
-        """weights.decode_read_split for a step of `tokens`, kept per deployment."""
-        reads = self.rates.reads
-        if tokens not in reads:
-            reads[tokens] = weights.decode_read_split(self.model, self.precision, tokens)
-        return reads[tokens]
+        """weights.decode_read_split for a step of `tokens`, kept per deployment (once for a
+        dense model, which reads the same weights at any batch)."""
+        r = self.rates
+        if r.fixed_reads is not None:
+            return r.fixed_reads
+        if tokens not in r.reads:
+            r.reads[tokens] = weights.decode_read_split(self.model, self.precision, tokens)
+        return r.reads[tokens]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +104,13 @@ class _Rates:
     layer_s: float
     moe_layer_s: float
     moe_layer_share: float
+    kv_bytes_per_sequence: int
+    kv_tensor_share: float
+    pipelined: bool
+    stage_share: float  # of the layers on the busiest pipeline stage
+    stage_layers: float  # layers on the busiest pipeline stage
+    layers: float
+    fixed_reads: tuple[int, int] | None
     reads: dict[int, tuple[int, int]]
 
 
@@ -145,47 +164,46 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
     """The step of one copy serving `batch` sequences, plus `prefill_tokens` of prompts mixed in
     (chunked prefill), on its plan. Pipelined engines keep every stage busy with a share of the
     sequences; a layer split runs the whole batch through the stages in turn."""
-    par = dep.group
-    stages = par.pipeline
-    pipelined = dep.engine.pipelined and stages > 1
-    if pipelined:
+    r = dep.rates
+    stages = dep.group.pipeline
+    if r.pipelined:
         # Every stage is busy with its own share of the sequences: the busiest sets the pace.
         micro, micro_prefill = math.ceil(batch / stages), prefill_tokens / stages
-        stage = _stage(dep, micro, context, micro_prefill, prefill_context,
-                       dep.breakdown.stage_share(stages), stage_layers(dep.model, stages))
+        stage = _stage(dep, micro, context, micro_prefill, prefill_context, r.stage_share, r.stage_layers)
         rounds, hops = stages, stages  # a pipelined step returns to the first stage
     else:
         # The stages run one after another: together they do the whole model's work once.
         micro, micro_prefill = batch, prefill_tokens
-        stage = _stage(dep, batch, context, prefill_tokens, prefill_context, 1.0,
-                       float(dep.model.layers or 0))
+        stage = _stage(dep, batch, context, prefill_tokens, prefill_context, 1.0, r.layers)
         rounds, hops = 1, stages - 1
+    weights_card, kv_card, flops_card, memory_s, compute_s, roofline_s, engine_s, tensor_s, expert_s, \
+        step_s, bound = stage
     pipeline_s = _hops_s(dep, micro + micro_prefill, hops)
     return StepCost(
-        batch=batch, prefill_tokens=prefill_tokens,
-        weights_read_bytes_per_card=stage.weights_read_bytes_per_card,
-        kv_read_bytes_per_card=stage.kv_read_bytes_per_card,
-        flops_per_card=stage.flops_per_card,
-        memory_s=rounds * stage.memory_s, compute_s=rounds * stage.compute_s,
-        roofline_s=rounds * stage.roofline_s, engine_s=rounds * stage.engine_s,
-        tensor_comm_s=rounds * stage.tensor_comm_s,
-        expert_comm_s=rounds * stage.expert_comm_s, pipeline_comm_s=pipeline_s,
-        step_s=rounds * stage.step_s + pipeline_s, bound=stage.bound,
+        batch=batch, prefill_tokens=prefill_tokens, weights_read_bytes_per_card=weights_card,
+        kv_read_bytes_per_card=kv_card, flops_per_card=flops_card,
+        memory_s=rounds * memory_s, compute_s=rounds * compute_s,
+        roofline_s=rounds * roofline_s, engine_s=rounds * engine_s, tensor_comm_s=rounds * tensor_s,
+        expert_comm_s=rounds * expert_s, pipeline_comm_s=pipeline_s,
+        step_s=rounds * step_s + pipeline_s, bound=bound,
     )
 
 
 def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
-           prefill_context: float, share: float, layers: float) -> StepCost:
+           prefill_context: float, share: float, layers: float) -> tuple:
     """A step's work on `share` of the layers (`layers` of them) for `batch` sequences: the
     busiest stage of a pipeline, or every stage of a layer split in turn (share 1). Weights and
     KV cache are read by each stage's cards, and in a layer split only one stage's cards work at
-    a time, so the bytes read are per card of one stage, summed."""
+    a time, so the bytes read are per card of one stage, summed. The parts, in StepCost's order
+    (from weights_read_bytes_per_card to step_s, then the bound), for one stage."""
     par, r = dep.group, dep.rates
     dense, experts = dep.read_split(batch + math.ceil(prefill_tokens))
     dense_card = math.ceil(dense * share / par.tensor)
     expert_card = math.ceil(experts * share / (par.tensor * par.expert))
     weights_card = dense_card + expert_card
-    kv_card = dep.breakdown.kv_bytes_per_card(par, batch, share)
+    # MemoryBreakdown.kv_bytes_per_card, with the deployment's shares worked out once
+    kv_card = math.ceil(math.ceil(batch / par.expert) * r.kv_bytes_per_sequence * share * r.kv_tensor_share) \
+        if r.kv_bytes_per_sequence else 0
     tokens = batch + prefill_tokens
     split = share / (par.tensor * par.expert)
     dense_flops = r.dense_flops_per_token * tokens * split
@@ -208,8 +226,8 @@ def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,
         tensor_s = layers * dep.engine.syncs_per_layer * _tensor_collective_s(dep, tokens / par.expert)
         expert_s = moe_layers * 2 * _expert_collective_s(dep, tokens)
     step = linear_s + attention_s + engine_s + tensor_s + expert_s
-    return StepCost(batch, prefill_tokens, weights_card, kv_card, flops_card, memory_s, compute_s,
-                    linear_s + attention_s, engine_s, tensor_s, expert_s, 0.0, step, bound)
+    return (weights_card, kv_card, flops_card, memory_s, compute_s, linear_s + attention_s, engine_s,
+            tensor_s, expert_s, step, bound)
 
 
 def _active_expert_params(model: ModelSpec) -> int:

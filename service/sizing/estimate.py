@@ -35,11 +35,11 @@ from .ranking import RankedCard
 from .serving import (
     Setup,
     ThroughputAnswer,
-    decode_speed,
     decode_weights_note,
     range_note,
     serving_capacity,
     setup,
+    stream_speed,
     throughput_answer,
 )
 from .summary import summarise
@@ -554,7 +554,7 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
     if job.fit.cards_needed is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
     return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
-                       decode_speed(resolved, job.setup).per_stream.typical,
+                       stream_speed(resolved, job.setup),
                        f"{job.breakdown.weights_bytes / GB:.1f} GB of weights; {job.placement.parallelism.describe()}")
 
 
@@ -566,7 +566,7 @@ def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serv
     planned = replace(workload, parallelism=fewer.parallelism)
     s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
     return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
-                       decode_speed(planned, s).per_stream.typical,
+                       stream_speed(planned, s),
                        f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
                        f"tensor parallelism needs {least.cards}; one stream gains no "
                        "bandwidth from the extra stages")

@@ -2,6 +2,7 @@
 crosses; the batched-decode curve; prefill and time to first token; and the capacity of a
 continuously batched engine at full load, prefill and decode sharing the cards."""
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -106,21 +107,37 @@ class ThroughputAnswer:
     decode_curve: tuple[CurvePoint, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setup:
     """What a plan's speed depends on besides the batch: one copy's deployments at the low,
-    typical and high ends of the engine's range, the ideal roofline, and the copies."""
+    typical and high ends of the engine's range, the ideal roofline, and the copies. The ends
+    and the ideal are made when first asked for (a compared alternative reads only the typical)."""
 
     typical: Deployment
-    low: Deployment
-    high: Deployment
-    ideal: Deployment
     copies: int
     bandwidth_fraction: float  # of the datasheet bandwidth the card's memory really reaches
+    efficiency: Range  # of the bandwidth, low to high
+    compute: Range  # of the peak, low to high
 
     @property
     def engine(self) -> Engine:
         return self.typical.engine
+
+    @functools.cached_property
+    def low(self) -> Deployment:
+        return self._end(self.efficiency.low, self.compute.low, OVERHEAD_RANGE[0])
+
+    @functools.cached_property
+    def high(self) -> Deployment:
+        return self._end(self.efficiency.high, self.compute.high, OVERHEAD_RANGE[2])
+
+    @functools.cached_property
+    def ideal(self) -> Deployment:
+        return replace(self.typical, ideal=True)
+
+    def _end(self, efficiency: float, compute: float, scale: float) -> Deployment:
+        return replace(self.typical, bandwidth_efficiency=efficiency, compute_fraction=compute,
+                       overhead_scale=scale, fabric=self.typical.fabric.scaled(scale))
 
 
 def achievable_fraction(card: Card, notes: Notes) -> float:
@@ -151,17 +168,8 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
                       compute.typical, efficiency.typical, priced=priced)
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
-    scales = OVERHEAD_RANGE
-    return Setup(
-        typical=base,
-        low=replace(base, bandwidth_efficiency=efficiency.low, compute_fraction=compute.low,
-                    overhead_scale=scales[0], fabric=fabric.scaled(scales[0])),
-        high=replace(base, bandwidth_efficiency=efficiency.high, compute_fraction=compute.high,
-                     overhead_scale=scales[2], fabric=fabric.scaled(scales[2])),
-        ideal=replace(base, ideal=True),
-        copies=par.replicas * par.data,
-        bandwidth_fraction=fraction,
-    )
+    return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
+                 efficiency=efficiency, compute=compute)
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,12 @@ class DecodeSpeed:
     typical: StepCost
     per_stream: Range
     total: Range
+
+
+def stream_speed(workload: Workload, s: Setup) -> float:
+    """decode_speed's typical tokens/s per stream alone (one step, not three)."""
+    per_copy = math.ceil(workload.batch_size / s.copies)
+    return per_copy / decode_step(s.typical, per_copy, workload.context_tokens).step_s / per_copy
 
 
 def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
