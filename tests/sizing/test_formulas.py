@@ -4,6 +4,10 @@ import pytest
 from pytest import approx
 
 from service.sizing import cost, memory, scaling, throughput
+from service.sizing.catalog import packaged_catalogs
+from service.sizing.estimate import cards_needed
+from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
+from service.sizing.model import ModelSpec
 from service.sizing.units import GB, GIB, KIB, TB
 
 
@@ -16,10 +20,13 @@ def test_weights_bytes(params, bytes_per_param, expected):
 
 
 def test_kv_cache_of_the_guide():
-    per_token = memory.kv_cache_bytes_per_token(60, 8, 128, 2)
-    assert per_token == 240 * KIB
-    assert memory.kv_cache_bytes(per_token, 8192, 1) == 1.875 * GIB
-    assert memory.kv_cache_bytes(per_token, 8192, 16) == 32_212_254_720
+    """60 layers x 8 KV heads x 128 dims x K and V in bf16: 240 KiB a token, 1.875 GiB a
+    sequence of 8192, 16 sequences 32,212,254,720 bytes."""
+    values_per_layer = 2 * 8 * 128
+    assert memory.kv_cache_bytes_per_sequence(values_per_layer, 2, 60, 1) == 240 * KIB
+    per_sequence = memory.kv_cache_bytes_per_sequence(values_per_layer, 2, 60, 8192)
+    assert per_sequence == 1.875 * GIB
+    assert 16 * per_sequence == 32_212_254_720
 
 
 def test_full_finetune_state_is_16_bytes_per_param():
@@ -28,22 +35,23 @@ def test_full_finetune_state_is_16_bytes_per_param():
 
 
 @pytest.mark.parametrize(
-    ("shardable", "overhead", "card", "fraction", "expected"),
+    ("params", "card", "expected"),
     [
-        (140 * GB, GIB, 48 * GIB, 0.9, 4),  # 70B on W-B: not 3
-        (140 * GB, GIB, 80 * GIB, 0.9, 2),  # 70B on D-M
-        (14 * GB, GIB, 16 * GIB, 0.9, 1),
-        (1, GIB, GIB, 0.9, None),  # the overhead alone fills the card
+        (70e9, "W-B", 4),  # 140 GB of bf16 weights on 48 GiB cards, 90 % usable, 1 GiB each: not 3
+        (70e9, "D-M", 2),  # on 80 GiB cards
+        (7e9, "rtx-4060-ti-16gb", 1),  # 14 GB on a 16 GiB card
+        (7e9, "C30", 4),  # on 8 GiB cards: 7.2 GB usable each
     ],
 )
-def test_least_cards(shardable, overhead, card, fraction, expected):
-    assert memory.least_cards(shardable, overhead, card, fraction) == expected
+def test_least_cards_of_the_guide(params, card, expected):
+    """The least count the service answers (the engine's plan on the catalog's card)."""
+    workload = resolve_workload(WorkloadInput(), Notes())
+    needed, _ = cards_needed(ModelSpec(params=int(params), name="m"), workload, packaged_catalogs().cards.get(card))
+    assert needed == expected
 
 
-def test_fit_on_cards_agrees_with_least_cards():
-    need = memory.least_cards(140 * GB, GIB, 48 * GIB, 0.9)
-    assert memory.fit_on_cards(140 * GB, GIB, 48 * GIB, 0.9, need).fits
-    assert not memory.fit_on_cards(140 * GB, GIB, 48 * GIB, 0.9, need - 1).fits
+def test_usable_bytes_is_the_floor_of_the_fraction():
+    assert memory.usable_bytes(48 * GIB, 0.9) == 46_385_646_796
 
 
 @pytest.mark.parametrize(
