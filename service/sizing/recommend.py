@@ -3,6 +3,7 @@ the memory need picks the candidates, and the fastest (or the best per unit of c
 
 from dataclasses import dataclass
 
+from . import defaults as d
 from .capacity import Target, capacity_for, met_plan
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
@@ -13,11 +14,9 @@ from .model import ModelSpec
 from .serving import decode_speed
 from .units import GB
 
-CONSUMER_MAX_HOURS = 8  # guide 1.1: "a few hours a day"
-# Cards one machine holds when the model may be split; a training cluster may grow to 32
-# (guide 5.3: beyond 32 cards complexity rises steeply).
-MAX_CARDS = {"consumer": 2, "workstation": 4, "datacenter": 8}
-TRAINING_CLUSTER_MAX = 32
+# Cards one machine holds when the model may be split; a training cluster may grow to
+# d.CLUSTER_COMPLEXITY_CARDS (guide 5.3: beyond 32 cards complexity rises steeply).
+LINE_MAX_CARDS = {"consumer": 2, "workstation": 4, "datacenter": 8}
 INFERENCE_ONLY_TIERS = ("D-S",)
 
 
@@ -62,7 +61,7 @@ def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
     """Why each line is ruled out by the constraints, in English and Chinese (absent: allowed)."""
     out = {}
     hours = c.continuous_hours
-    if hours is not None and hours > CONSUMER_MAX_HOURS:
+    if hours is not None and hours > d.CONSUMER_MAX_HOURS_PER_DAY:
         out["consumer"] = (f"runs {hours:g} h continuously; consumer cards are built for a few hours a day",
                            f"需要连续运行 {hours:g} 小时；消费级卡按每天几小时设计")
     elif c.ecc:
@@ -147,8 +146,8 @@ def _max_cards(line: str, c: Constraints, workload: Workload) -> int:
     if not c.splittable:
         return 1
     if workload.training and line == "datacenter":
-        return TRAINING_CLUSTER_MAX
-    return MAX_CARDS[line]
+        return d.CLUSTER_COMPLEXITY_CARDS
+    return LINE_MAX_CARDS[line]
 
 
 def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
