@@ -285,8 +285,7 @@ def _plan(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswe
 
 def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
     """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
-    notes = Notes()
-    resolved = resolve_workload(workload, notes)
+    notes, resolved = _opening(workload)
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
         return _memory_result(model, resolved, breakdown, None, None, notes)
@@ -313,11 +312,8 @@ def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakd
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
     """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
     that holds the job), under the engine's plan."""
-    notes = Notes()
-    resolved = resolve_workload(workload, notes)
-    if resolved.training:
-        raise InvalidInputError("throughput answers decode speed for inference; /scaling answers "
-                                "training time", "workload.mode")
+    notes, resolved = _opening(workload, inference_only="throughput answers decode speed for inference; "
+                               "/scaling answers training time")
     job = place_serving(model, resolved, hardware, notes)
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
     return ThroughputResult(throughput=answer, model=model, card=hardware.card,
@@ -335,12 +331,7 @@ def scaling(
     """Training compute and time on the cards by the plan's step and the guide's curve, the curve
     over card counts (copies of the plan's model-parallel group), and the least counts that meet
     a deadline."""
-    notes = Notes()
-    if workload.mode is None:
-        workload = _with_mode(workload, "pretrain", notes)
-    resolved = resolve_workload(workload, notes)
-    if not resolved.training:
-        raise InvalidInputError("scaling is for training modes", "workload.mode")
+    notes, resolved = _opening(workload, training_only="scaling is for training modes", default_mode="pretrain")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
     job = place_training(model, resolved, hardware, notes)
@@ -409,8 +400,7 @@ def estimate(
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
     warnings, summary."""
-    notes = Notes()
-    resolved = resolve_workload(workload, notes)
+    notes, resolved = _opening(workload)
     card = hardware.card
     speed = train = None
     if resolved.training:
@@ -467,10 +457,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
              lang: str | None = None) -> CapacityResult:
     """The cards (and machines) of each kind that serve the target, each on the engine's best
     plan; the option with the fewest cards (then the least power) is best."""
-    notes = Notes()
-    resolved = resolve_workload(workload, notes)
-    if resolved.training:
-        raise InvalidInputError("a serving target needs an inference workload", "workload.mode")
+    notes, resolved = _opening(workload, inference_only="a serving target needs an inference workload")
     options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
                                  target, notes) for card in cards)
     meeting = [o for o in options if o.meets_target]
@@ -610,9 +597,21 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     return tuple(out)
 
 
-def _with_mode(workload: WorkloadInput, mode: str, notes: Notes) -> WorkloadInput:
-    notes.assume("mode", mode, "scaling answers are for training; no mode given")
-    return replace(workload, mode=mode)
+def _opening(workload: WorkloadInput, *, inference_only: str | None = None, training_only: str | None = None,
+             default_mode: str | None = None) -> tuple[Notes, Workload]:
+    """How every answer opens: the notes it collects and its workload resolved. An answer only
+    for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
+    not given (said in the assumptions)."""
+    notes = Notes()
+    if default_mode is not None and workload.mode is None:
+        notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
+        workload = replace(workload, mode=default_mode)
+    resolved = resolve_workload(workload, notes)
+    if inference_only is not None and resolved.training:
+        raise InvalidInputError(inference_only, "workload.mode")
+    if training_only is not None and not resolved.training:
+        raise InvalidInputError(training_only, "workload.mode")
+    return notes, resolved
 
 
 def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
