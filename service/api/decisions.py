@@ -6,11 +6,11 @@ from ..metrics import count_estimate
 from ..sizing import recommend as rec
 from ..sizing.catalog import Price
 from ..sizing.errors import InvalidInputError
-from ..sizing.estimate import rank_cards
 from ..sizing.host import host_sizing
 from ..sizing.inputs import Notes, WorkloadInput
 from ..sizing.normalize import normalize as normalise_figure
 from ..sizing.plan import cards_per_machine
+from ..sizing.ranking import rank_cards
 from ..sizing.troubleshoot import diagnose
 from . import schemas as s
 from .catalogs import current_catalogs

@@ -21,10 +21,8 @@ from ..sizing.estimate import (
     CapacityResult,
     CostResult,
     Estimate,
-    Excluded,
     FigureRange,
     MemoryResult,
-    RankResult,
     ScalingResult,
     ThroughputResult,
 )
@@ -36,7 +34,7 @@ from ..sizing.memory_answer import Component, FitAnswer, MemoryBreakdown
 from ..sizing.model import ModelSpec
 from ..sizing.normalize import ACCUMULATE, LADDER
 from ..sizing.plan import Parallelism, PlanAnswer
-from ..sizing.ranking import DIMENSIONS, DimensionScore, RankedCard
+from ..sizing.ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResult
 from ..sizing.recommend import SCENARIOS, Candidate, Constraints
 from ..sizing.serving import CurvePoint as DecodeCurvePoint
 from ..sizing.serving import Range, ThroughputAnswer

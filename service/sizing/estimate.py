@@ -3,7 +3,6 @@
 from dataclasses import dataclass, replace
 
 from . import defaults as d
-from . import ranking
 from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .capacity import CapacityAnswer, Target, capacity_for, met_plan
 from .catalog import Card, Price
@@ -31,7 +30,6 @@ from .placement import (
     training_placements,
 )
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
-from .ranking import RankedCard
 from .serving import (
     Setup,
     ThroughputAnswer,
@@ -306,7 +304,7 @@ def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakd
         breakdown=breakdown, model=model, mode=workload.mode, precision=workload.precision.name,
         kv_precision=workload.kv_precision.name, fit=fit, fits=None if fit is None else fit.fits,
         cards_needed=None if fit is None else fit.cards_needed, parallelism=plan, workload=workload,
-        **_said(notes))
+        **notes.said())
 
 
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
@@ -318,7 +316,7 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
     return ThroughputResult(throughput=answer, model=model, card=hardware.card,
                             precision=resolved.precision.name, fit=job.fit,
-                            parallelism=_plan(job.placement), workload=resolved, **_said(notes))
+                            parallelism=_plan(job.placement), workload=resolved, **notes.said())
 
 
 CURVE_CARDS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -353,7 +351,7 @@ def scaling(
         training=answer, model=model, card=hardware.card, mode=job.workload.mode, fit=job.fit,
         parallelism=_plan(job.placement, answer), curve=curve, deadline_days=deadline_days,
         cards_needed_by_memory=job.fit.cards_needed, cards_needed_for_deadline=by_deadline[0],
-        cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **_said(notes))
+        cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **notes.said())
 
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> CurvePoint:
@@ -373,7 +371,7 @@ def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
         _currency_check(price, answer, notes)
     elif cards is not None:
         notes.warn("no card price given or known: cost of ownership not computed (give card_price)")
-    return CostResult(energy=answer, ownership=owned, **_said(notes))
+    return CostResult(energy=answer, ownership=owned, **notes.said())
 
 
 def _currency_check(price: Price, energy: EnergyAnswer, notes: Notes) -> None:
@@ -433,7 +431,7 @@ def estimate(
         cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
         energy=electricity, host=host, ownership=owned, capacity=capacity, lang=language,
-        summary=text, workload=resolved, **_said(notes))
+        summary=text, workload=resolved, **notes.said())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -470,7 +468,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
         output_tokens=resolved.output_tokens or 1, engine=resolved.engine or "guide", options=options,
         best=None if best is None else best.card.id, lang=language,
         summary=capacity_summary(language, model, resolved, target, best), workload=resolved,
-        **_said(notes))
+        **notes.said())
 
 
 def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Target,
@@ -710,73 +708,3 @@ def _duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None
                    "clocks to wander 5-10 % over 72 hours (guide sections 2.3, 3.1)")
 
 
-def _said(notes: Notes) -> dict:
-    """An answer's assumptions and warnings, as keyword arguments."""
-    return {"assumptions": tuple(notes.assumptions), "warnings": tuple(notes.warnings)}
-
-
-def cards_needed(model: ModelSpec, workload: Workload, card: Card,
-                 breakdown: MemoryBreakdown | None = None) -> tuple[int | None, int]:
-    """The least count of `card` the engine's plan holds the job on (None: no count does), and
-    the usable bytes per card. A serving job's `breakdown` is the same on every card: a caller
-    comparing cards makes it once."""
-    notes = Notes()
-    per_machine = cards_per_machine(card, None, notes)
-    placed: TrainingPlacements | ServingPlacements
-    if workload.training:
-        placed = training_placements(model, workload, card, None, per_machine, notes)
-    else:
-        breakdown = breakdown or memory_breakdown(model, workload, notes)
-        placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes)
-    least = placed.least
-    return (None if least is None else least.cards), placed.asked.usable_bytes_per_card
-
-
-@dataclass(frozen=True)
-class Excluded:
-    card: Card
-    cards_needed: int | None
-    reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class RankResult:
-    line: str
-    weights: dict[str, float]
-    normalisation: str
-    ranking: tuple[RankedCard, ...]
-    excluded: tuple[Excluded, ...]
-    assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
-
-
-def rank_cards(
-    cards: tuple[Card, ...], line: str, weights: dict | None, model: ModelSpec | None,
-    workload: WorkloadInput, count: int | None,
-) -> RankResult:
-    """The guide's ranking: memory first as a threshold (when a model is given), then the
-    weighted, normalised dimensions."""
-    notes = Notes()
-    if weights is None:
-        weights = ranking.WEIGHTS[line]
-        notes.assume("weights", line, f"the guide's weights for the {line} line")
-    weights = ranking.check_weights(weights)
-    kept, excluded = list(cards), []
-    if model is not None:
-        limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
-        resolved = resolve_workload(workload, notes)
-        kept = []
-        breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
-        for card in cards:
-            needed, _ = cards_needed(model, resolved, card, breakdown)
-            if needed is not None and needed <= limit:
-                kept.append(card)
-            else:
-                excluded.append(Excluded(card, needed, (
-                    f"needs {needed} cards, {limit} allowed" if needed else
-                    "holds it on no number of cards")))
-    if not kept:
-        notes.warn("no compared card passes the memory threshold")
-    return RankResult(line=line, weights=weights, normalisation=ranking.NORMALISATION,
-                      ranking=ranking.rank(tuple(kept), weights), excluded=tuple(excluded),
-                      **_said(notes))

@@ -45,6 +45,10 @@ class Notes:
         if text not in self.warnings:
             self.warnings.append(text)
 
+    def said(self) -> dict:
+        """The answer's assumptions and warnings, as the keyword arguments of its result."""
+        return {"assumptions": tuple(self.assumptions), "warnings": tuple(self.warnings)}
+
 
 @dataclass(frozen=True)
 class WorkloadInput:

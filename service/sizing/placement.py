@@ -22,7 +22,7 @@ from .errors import InvalidInputError
 from .inputs import Notes, Workload
 from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
-from .plan import Parallelism, check_given, experts_divide, machines_for, tensor_degrees
+from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, tensor_degrees
 from .units import GB, GIB
 
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
@@ -497,3 +497,20 @@ def _reason(asked: Placement, card: Card, needed: int | None) -> str:
     if asked.fits:
         return head + f", {asked.free_bytes_per_card / GB:.1f} GB to spare"
     return head + f", {-asked.free_bytes_per_card / GB:.1f} GB short; {needed} cards are needed"
+
+
+def cards_needed(model: ModelSpec, workload: Workload, card: Card,
+                 breakdown: MemoryBreakdown | None = None) -> tuple[int | None, int]:
+    """The least count of `card` the engine's plan holds the job on (None: no count does), and
+    the usable bytes per card. A serving job's `breakdown` is the same on every card: a caller
+    comparing cards makes it once."""
+    notes = Notes()
+    per_machine = cards_per_machine(card, None, notes)
+    placed: TrainingPlacements | ServingPlacements
+    if workload.training:
+        placed = training_placements(model, workload, card, None, per_machine, notes)
+    else:
+        breakdown = breakdown or memory_breakdown(model, workload, notes)
+        placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes)
+    least = placed.least
+    return (None if least is None else least.cards), placed.asked.usable_bytes_per_card

@@ -4,8 +4,13 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import defaults as d
 from .catalog import Card, half_precision_rate
 from .errors import InvalidInputError
+from .inputs import Assumption, Notes, WorkloadInput, resolve_workload
+from .memory_answer import memory_breakdown
+from .model import ModelSpec
+from .placement import cards_needed
 from .units import GB, GIB, TERA
 
 DIMENSIONS = ("dense_compute", "memory_capacity", "memory_bandwidth", "interconnect",
@@ -108,3 +113,53 @@ def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> str:
              for s in scores if s.weight]
     strongest = max(scores, key=lambda s: s.contribution)
     return (f"{card.id}: " + ", ".join(parts) + f"; strongest on {strongest.dimension}")
+
+
+@dataclass(frozen=True)
+class Excluded:
+    card: Card
+    cards_needed: int | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankResult:
+    line: str
+    weights: dict[str, float]
+    normalisation: str
+    ranking: tuple[RankedCard, ...]
+    excluded: tuple[Excluded, ...]
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...]
+
+
+def rank_cards(
+    cards: tuple[Card, ...], line: str, weights: dict | None, model: ModelSpec | None,
+    workload: WorkloadInput, count: int | None,
+) -> RankResult:
+    """The guide's ranking: memory first as a threshold (when a model is given), then the
+    weighted, normalised dimensions."""
+    notes = Notes()
+    if weights is None:
+        weights = WEIGHTS[line]
+        notes.assume("weights", line, f"the guide's weights for the {line} line")
+    weights = check_weights(weights)
+    kept, excluded = list(cards), []
+    if model is not None:
+        limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
+        resolved = resolve_workload(workload, notes)
+        kept = []
+        breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
+        for card in cards:
+            needed, _ = cards_needed(model, resolved, card, breakdown)
+            if needed is not None and needed <= limit:
+                kept.append(card)
+            else:
+                excluded.append(Excluded(card, needed, (
+                    f"needs {needed} cards, {limit} allowed" if needed else
+                    "holds it on no number of cards")))
+    if not kept:
+        notes.warn("no compared card passes the memory threshold")
+    return RankResult(line=line, weights=weights, normalisation=NORMALISATION,
+                      ranking=rank(tuple(kept), weights), excluded=tuple(excluded),
+                      **notes.said())

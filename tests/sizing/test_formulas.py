@@ -5,9 +5,9 @@ from pytest import approx
 
 from service.sizing import cost, memory, scaling, throughput
 from service.sizing.catalog import packaged_catalogs
-from service.sizing.estimate import cards_needed
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.model import ModelSpec
+from service.sizing.placement import cards_needed
 from service.sizing.units import GB, GIB, KIB, TB
 
 
