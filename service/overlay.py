@@ -21,8 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from .sizing.catalog import Catalogs, Price, extend_catalogs, model_preset, real_card
-from .sizing.errors import SizingError
+from .sizing import Catalogs, Price, SizingError, extend_catalogs, model_preset, real_card
 
 ENV_VAR = "SIZING_CATALOG_FILE"
 _SECTIONS = ("cards", "models", "prices")

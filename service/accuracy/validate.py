@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..sizing import estimate as domain
+from ..sizing import questions as domain
 from ..sizing.catalog import get_card, get_model
 from ..sizing.inputs import HardwareInput, Notes, WorkloadInput, resolve_workload
 from ..sizing.model import ModelSpec

@@ -3,8 +3,7 @@
 from flask import Blueprint, request
 from werkzeug.exceptions import NotFound
 
-from ..sizing.errors import UnknownCardError, UnknownModelError
-from ..sizing.units import GIB
+from ..sizing import GIB, UnknownCardError, UnknownModelError
 from . import schemas as s
 from .catalogs import current_catalogs
 from .dump import dumper

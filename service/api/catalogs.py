@@ -6,7 +6,7 @@ from pathlib import Path
 from flask import Flask, current_app
 
 from ..overlay import ENV_VAR, load_catalog_file
-from ..sizing.catalog import Catalogs, packaged_catalogs
+from ..sizing import Catalogs, packaged_catalogs
 
 _KEY = "sizing.catalogs"
 

@@ -3,15 +3,18 @@
 from flask import Blueprint, request
 
 from ..metrics import count_estimate
+from ..sizing import (
+    InvalidInputError,
+    Notes,
+    Price,
+    WorkloadInput,
+    cards_per_machine,
+    diagnose,
+    host_sizing,
+    normalise_figure,
+    rank_cards,
+)
 from ..sizing import recommend as rec
-from ..sizing.catalog import Price
-from ..sizing.errors import InvalidInputError
-from ..sizing.host import host_sizing
-from ..sizing.inputs import Notes, WorkloadInput
-from ..sizing.normalize import normalize as normalise_figure
-from ..sizing.plan import cards_per_machine
-from ..sizing.ranking import rank_cards
-from ..sizing.troubleshoot import diagnose
 from . import schemas as s
 from .catalogs import current_catalogs
 from .dump import dumper

@@ -7,7 +7,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from ..security import request_id
-from ..sizing.errors import SizingError
+from ..sizing import SizingError
 
 PROBLEM_MIME = "application/problem+json"
 log = logging.getLogger(__name__)

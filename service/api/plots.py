@@ -5,7 +5,7 @@ import io
 
 from flask import Blueprint, Response, request
 
-from ..sizing import estimate as domain
+from ..sizing import questions as domain
 from . import schemas as s
 from .jsonio import query_args
 

@@ -5,11 +5,8 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..metrics import count_estimate
-from ..sizing import defaults
-from ..sizing import estimate as domain
-from ..sizing.catalog import Price
-from ..sizing.errors import SizingError
-from ..sizing.inputs import HardwareInput
+from ..sizing import HardwareInput, Price, SizingError, defaults
+from ..sizing import questions as domain
 from . import schemas as s
 from .cache import cached
 from .catalog import matches

@@ -10,37 +10,61 @@ import math
 
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
 
-from ..sizing import defaults
-from ..sizing.answers import EnergyAnswer, OwnershipAnswer
-from ..sizing.capacity import CapacityAnswer, Target
-from ..sizing.catalog import INTERCONNECT_KINDS, LINES, Card, Price, custom_card
-from ..sizing.decode import StepCost
-from ..sizing.engines import ENGINE_NAMES
-from ..sizing.estimate import (
+from ..sizing import (
+    ACCUMULATE,
+    DIMENSIONS,
+    ENGINE_NAMES,
+    GB,
+    GIB,
+    INTERCONNECT_KINDS,
+    LADDER,
+    LINES,
+    OPTIMIZERS,
+    RECOMPUTE_MODES,
+    SCENARIOS,
+    TERA,
     Alternative,
+    Assumption,
+    Candidate,
+    CapacityAnswer,
     CapacityResult,
+    Card,
+    Component,
+    Constraints,
     CostResult,
+    DecodePoint,
+    DimensionScore,
+    EnergyAnswer,
+    EnergyInput,
     Estimate,
+    Excluded,
     FigureRange,
+    FitAnswer,
+    HardwareInput,
+    HostSizing,
+    MemoryBreakdown,
     MemoryResult,
+    ModelSpec,
+    OwnershipAnswer,
+    Parallelism,
+    PlanAnswer,
+    Price,
+    Range,
+    RankedCard,
+    RankResult,
+    ScalingPoint,
     ScalingResult,
+    StepCost,
+    Target,
+    ThroughputAnswer,
     ThroughputResult,
+    TrainingAnswer,
+    WorkloadInput,
+    billions_to_count,
+    custom_card,
+    defaults,
+    model_from_hf_config,
 )
-from ..sizing.estimate import CurvePoint as ScalingCurvePoint
-from ..sizing.hfconfig import model_from_hf_config
-from ..sizing.host import HostSizing
-from ..sizing.inputs import Assumption, EnergyInput, HardwareInput, WorkloadInput
-from ..sizing.memory_answer import Component, FitAnswer, MemoryBreakdown
-from ..sizing.model import ModelSpec
-from ..sizing.normalize import ACCUMULATE, LADDER
-from ..sizing.plan import Parallelism, PlanAnswer
-from ..sizing.ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResult
-from ..sizing.recommend import SCENARIOS, Candidate, Constraints
-from ..sizing.serving import CurvePoint as DecodeCurvePoint
-from ..sizing.serving import Range, ThroughputAnswer
-from ..sizing.training import OPTIMIZERS, RECOMPUTE_MODES
-from ..sizing.training_time import TrainingAnswer
-from ..sizing.units import GB, GIB, TERA, billions_to_count
 from .catalogs import current_catalogs
 from .shapes import Num, Scaled, answer_schema, register
 
@@ -674,7 +698,7 @@ DecodeStepSchema = answer_schema(
     exclude=("prefill_tokens", "weights_read_bytes_per_card", "kv_read_bytes_per_card",
              "flops_per_card", "bound"))
 RangeSchema = answer_schema(Range)
-DecodePointSchema = answer_schema(DecodeCurvePoint, "DecodePoint")
+DecodePointSchema = answer_schema(DecodePoint, "DecodePoint")
 ThroughputSchema = answer_schema(ThroughputAnswer, "Throughput")
 TrainingSchema = answer_schema(TrainingAnswer, "Training")
 EnergySchema = answer_schema(EnergyAnswer, "Energy")
@@ -685,7 +709,7 @@ AlternativeSchema = answer_schema(Alternative)
 TargetSchema = answer_schema(Target)
 CapacityOptionSchema = answer_schema(CapacityAnswer, "CapacityOption",
                                      description="The cards of one kind a serving target needs.")
-ScalingPointSchema = answer_schema(ScalingCurvePoint, "ScalingPoint")
+ScalingPointSchema = answer_schema(ScalingPoint, "ScalingPoint")
 MemoryResponseSchema = answer_schema(MemoryResult, "MemoryResponse", flatten=("breakdown",),
                                      exclude=("workload",))
 ThroughputResponseSchema = answer_schema(ThroughputResult, "ThroughputResponse",

@@ -2,4 +2,68 @@
 
 Nothing here imports Flask, marshmallow or prometheus, and nothing does network or
 file I/O except reading the packaged catalog data once (catalog.py).
+
+What the HTTP layer and operations use is exported here (and only this: a test holds them to
+it): the questions (`questions.estimate`, `questions.memory`, ...), the inputs they take, the
+answers they give, the catalogs, the errors, and the vocabulary requests are checked against.
 """
+
+from . import defaults, questions, recommend
+from .answers import EnergyAnswer, OwnershipAnswer
+from .capacity import CapacityAnswer, Target
+from .catalog import (
+    INTERCONNECT_KINDS,
+    LINES,
+    Card,
+    Catalogs,
+    Price,
+    custom_card,
+    extend_catalogs,
+    model_preset,
+    packaged_catalogs,
+    real_card,
+)
+from .decode import StepCost
+from .engines import ENGINE_NAMES
+from .errors import InvalidInputError, SizingError, UnknownCardError, UnknownModelError
+from .hfconfig import model_from_hf_config
+from .host import HostSizing, host_sizing
+from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
+from .memory_answer import Component, FitAnswer, MemoryBreakdown
+from .model import ModelSpec
+from .normalize import ACCUMULATE, LADDER
+from .normalize import normalize as normalise_figure
+from .plan import Parallelism, PlanAnswer, cards_per_machine
+from .questions import (
+    Alternative,
+    CapacityResult,
+    CostResult,
+    Estimate,
+    FigureRange,
+    MemoryResult,
+    ScalingPoint,
+    ScalingResult,
+    ThroughputResult,
+)
+from .ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResult, rank_cards
+from .recommend import SCENARIOS, Candidate, Constraints
+from .serving import DecodePoint, Range, ThroughputAnswer
+from .training import OPTIMIZERS, RECOMPUTE_MODES
+from .training_time import TrainingAnswer
+from .troubleshoot import diagnose
+from .units import GB, GIB, TERA, billions_to_count
+
+__all__ = [
+    "ACCUMULATE", "DIMENSIONS", "ENGINE_NAMES", "GB", "GIB", "INTERCONNECT_KINDS", "LADDER", "LINES",
+    "OPTIMIZERS", "RECOMPUTE_MODES", "SCENARIOS", "TERA",
+    "Alternative", "Assumption", "CapacityAnswer", "CapacityResult", "Candidate", "Card", "Catalogs",
+    "Component", "Constraints", "CostResult", "DecodePoint", "DimensionScore", "EnergyAnswer",
+    "EnergyInput", "Estimate", "Excluded", "FigureRange", "FitAnswer", "HardwareInput", "HostSizing",
+    "InvalidInputError", "MemoryBreakdown", "MemoryResult", "ModelSpec", "Notes", "OwnershipAnswer",
+    "Parallelism", "PlanAnswer", "Price", "Range", "RankResult", "RankedCard", "ScalingPoint",
+    "ScalingResult", "SizingError", "StepCost", "Target", "ThroughputAnswer", "ThroughputResult",
+    "TrainingAnswer", "UnknownCardError", "UnknownModelError", "WorkloadInput",
+    "billions_to_count", "cards_per_machine", "custom_card", "defaults", "diagnose", "extend_catalogs",
+    "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
+    "questions", "rank_cards", "real_card", "recommend",
+]

@@ -7,11 +7,11 @@ from . import defaults as d
 from .capacity import Target, capacity_for, met_plan
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
-from .estimate import place_serving, place_training
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
 from .memory_answer import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import cards_needed
+from .questions import place_serving, place_training
 from .serving import decode_speed
 from .units import GB
 

@@ -45,7 +45,7 @@ class Range:
 
 
 @dataclass(frozen=True)
-class CurvePoint:
+class DecodePoint:
     """Decode at one batch size: per stream and in total (expected), and what binds."""
 
     batch_size: int
@@ -104,7 +104,7 @@ class ThroughputAnswer:
     capacity_time_to_first_token_s: float | None
     time_per_output_token_s: float | None
     capacity_bound: str | None
-    decode_curve: tuple[CurvePoint, ...]
+    decode_curve: tuple[DecodePoint, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -508,7 +508,7 @@ def _curve(s: Setup, context: int, concurrency: int | None,
             steps[per_copy] = (decode_step(s.typical, per_copy, context), decode_step(s.ideal, per_copy, context))
         step, ideal = steps[per_copy]
         fits = concurrency is None or batch <= concurrency
-        points.append(CurvePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,
+        points.append(DecodePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,
                                  ideal.bound, fits))
         if not fits or ideal.bound == "compute":
             break

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from service.sizing import estimate as e
+from service.sizing import questions as e
 from service.sizing.catalog import catalog, get_card, get_model
 from service.sizing.engines import ENGINES
 from service.sizing.inputs import EnergyInput, HardwareInput, Notes, WorkloadInput, resolve_workload

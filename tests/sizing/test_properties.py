@@ -6,7 +6,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.sizing import estimate as e
+from service.sizing import questions as e
 from service.sizing.catalog import catalog, custom_card
 from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from service.sizing.model import ModelSpec

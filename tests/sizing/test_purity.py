@@ -60,3 +60,39 @@ def test_domain_module_opens_no_file_and_prints_nothing(path):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
     assert not calls & {"open", "print", "input", "exec", "eval"}
+
+
+HTTP_LAYER = sorted([*(DOMAIN.parent / "api").glob("*.py"), *DOMAIN.parent.glob("*.py")])
+
+
+def _sizing_imports(path: Path):
+    """(module imported from, names) of each import of the sizing package in a file outside it."""
+    package = ["service"] if path.parent.name == "service" else ["service", path.parent.name]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            absolute = ".".join([*base, *([node.module] if node.module else [])])
+            if absolute == "service.sizing" or absolute.startswith("service.sizing."):
+                yield absolute, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("service.sizing"):
+                    yield alias.name, []
+
+
+@pytest.mark.parametrize("path", HTTP_LAYER, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_http_layer_imports_only_the_domains_public_api(path):
+    """service/api and the operations modules take from the domain only what
+    service/sizing/__init__.py exports; a module inside it is not theirs to reach into."""
+    import service.sizing as sizing
+
+    for module, names in _sizing_imports(path):
+        assert module == "service.sizing", f"{path.name} imports {module}: import it from service.sizing"
+        assert set(names) <= set(sizing.__all__), f"{path.name} imports {set(names) - set(sizing.__all__)}"
+
+
+def test_the_public_api_check_catches_a_reach_inside(tmp_path):
+    reach = tmp_path / "service" / "api"
+    reach.mkdir(parents=True)
+    (reach / "x.py").write_text("from ..sizing.memory import weights_bytes\n")
+    assert list(_sizing_imports(reach / "x.py")) == [("service.sizing.memory", ["weights_bytes"])]

@@ -80,7 +80,7 @@ class ThroughputResult:
 
 
 @dataclass(frozen=True)
-class CurvePoint:
+class ScalingPoint:
     """The training time on `cards` cards (compute and communication, whether or not the job
     fits them: `fits` says so)."""
 
@@ -101,7 +101,7 @@ class ScalingResult:
     mode: str
     fit: FitAnswer
     parallelism: PlanAnswer
-    curve: tuple[CurvePoint, ...]
+    curve: tuple[ScalingPoint, ...]
     deadline_days: float | None
     cards_needed_by_memory: int | None
     cards_needed_for_deadline: int | None
@@ -354,10 +354,10 @@ def scaling(
         cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **notes.said())
 
 
-def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> CurvePoint:
+def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> ScalingPoint:
     par = replace(group, data=cards // group.group)
     answer = training_answer(model, workload, card, par, place, Notes())
-    return CurvePoint(cards, fits, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
+    return ScalingPoint(cards, fits, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
 
 
 def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
