@@ -1,28 +1,25 @@
 """Structured logs: one JSON object per line, for the app and for gunicorn alike."""
 
-import json
 import logging
 import time
 
-# Attributes every LogRecord has; anything else passed in `extra` becomes a JSON field.
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+from pythonjsonlogger import json
 
+class JsonFormatter(json.JsonFormatter):
+    """python-json-logger's formatter with our field names: time (UTC, milliseconds), level
+    (lower case), logger, message, the request fields given in `extra`, and any exception."""
 
-class JsonFormatter(logging.Formatter):
-    """time, level, logger, message, the request fields given in `extra`, and any exception."""
+    def __init__(self) -> None:
+        super().__init__("{asctime}{levelname}{name}{message}", style="{", json_ensure_ascii=False,
+                         rename_fields={"asctime": "time", "levelname": "level", "name": "logger",
+                                        "exc_info": "exception"})
 
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        entry.update({k: v for k, v in vars(record).items() if k not in _STANDARD})
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+
+    def process_log_record(self, log_record: dict) -> dict:
+        log_record["level"] = log_record["level"].lower()
+        return log_record
 
 
 def logging_config(level: str = "INFO") -> dict:
