@@ -5,6 +5,7 @@ import time
 
 from pythonjsonlogger import json
 
+
 class JsonFormatter(json.JsonFormatter):
     """python-json-logger's formatter with our field names: time (UTC, milliseconds), level
     (lower case), logger, message, the request fields given in `extra`, and any exception."""
