@@ -31,7 +31,7 @@ from ..sizing.inputs import HardwareInput, Notes, WorkloadInput, resolve_workloa
 from ..sizing.model import ModelSpec
 from ..sizing.plan import Parallelism
 from ..sizing.scaling import training_compute_flops
-from ..sizing.serving import ThroughputAnswer, throughput_answer
+from ..sizing.throughput import ThroughputAnswer, throughput_answer
 from ..sizing.training_time import cluster_for, training_answer
 from ..sizing.units import SECONDS_PER_HOUR
 

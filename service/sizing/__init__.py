@@ -29,7 +29,7 @@ from .errors import InvalidInputError, SizingError, UnknownCardError, UnknownMod
 from .hfconfig import model_from_hf_config
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
-from .memory_answer import Component, FitAnswer, MemoryBreakdown
+from .memory import Component, FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
 from .normalize import normalize as normalise_figure
@@ -47,7 +47,7 @@ from .questions import (
 )
 from .ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResult, rank_cards
 from .recommend import SCENARIOS, Candidate, Constraints
-from .serving import DecodePoint, Range, ThroughputAnswer
+from .throughput import DecodePoint, Range, ThroughputAnswer
 from .training import OPTIMIZERS, RECOMPUTE_MODES
 from .training_time import TrainingAnswer
 from .troubleshoot import diagnose

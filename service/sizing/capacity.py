@@ -15,11 +15,11 @@ from .engines import ENGINES
 from .host import host_sizing
 from .inputs import Assumption, HardwareInput, Notes, Workload
 from .links import fabric_for
-from .memory_answer import memory_breakdown
+from .memory import memory_breakdown
 from .model import ModelSpec
 from .placement import groups_holding, usable_bytes
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
-from .serving import CapacityPoint, capacity_copy, setup
+from .throughput import CapacityPoint, capacity_copy, setup
 
 PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
 

@@ -17,7 +17,7 @@ from . import weights
 from .catalog import Card
 from .engines import Engine
 from .links import ACTIVATION_BYTES, Fabric
-from .memory_answer import MemoryBreakdown
+from .memory import MemoryBreakdown
 from .model import ModelSpec
 from .plan import Parallelism
 from .precision import Precision

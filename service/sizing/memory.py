@@ -1,6 +1,15 @@
-"""Memory: weights, KV cache, training state, activations, and how they split over cards."""
+"""Memory: the formulas (weights, KV cache, training state, what a card can allocate) and the
+memory answer they make (a breakdown by component, and its fit on a card)."""
 
 import math
+from dataclasses import dataclass
+
+from . import defaults as d
+from . import training as tr
+from . import weights
+from .inputs import Notes, Workload
+from .model import ModelSpec
+from .plan import Parallelism
 
 # Guide section 4.1: mixed-precision training with Adam, bytes per parameter.
 FULL_FINETUNE_STATE = (
@@ -41,3 +50,324 @@ def kv_cache_bytes_per_sequence(
 def usable_bytes(card_bytes: int, usable_fraction: float) -> int:
     """The part of a card's memory an engine can allocate, in bytes."""
     return math.floor(card_bytes * usable_fraction)
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    bytes: int
+    note: str
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes by component, for the whole job; `per_card` says how a plan splits them.
+
+    `activations_bytes` is one card's stored activations at the tensor degree the breakdown was
+    made for (`tensor`); tensor parallelism with sequence parallelism divides them further.
+    """
+
+    weights_bytes: int
+    expert_weights_bytes: int
+    training_state_bytes: int
+    model_state_bytes: int
+    kv_cache_bytes: int | None
+    kv_cache_bytes_per_token: int | None
+    kv_cache_bytes_per_sequence: int | None
+    activations_bytes: int | None
+    runtime_overhead_bytes: int
+    total_bytes: int
+    bytes_per_param: float
+    bytes_per_param_low: float
+    bytes_per_param_high: float
+    components: tuple[Component, ...]
+    plan: "TrainingPlan | None" = None
+    tensor: int = 1
+    layers: int | None = None
+    kv_heads: int | None = None  # the KV heads a sequence's cache splits by; 0: kept whole (MLA)
+
+    def stage_share(self, pipeline: int) -> float:
+        """The share of the layers the busiest of `pipeline` stages holds: ceil(L/p)/L."""
+        if pipeline <= 1:
+            return 1.0
+        if not self.layers:
+            return 1 / pipeline
+        return math.ceil(self.layers / pipeline) / self.layers
+
+    def kv_tensor_share(self, tensor: int) -> float:
+        """The share of one sequence's KV cache each of `tensor` cards keeps: KV heads divide
+        over the cards until there are fewer heads than cards, then each card keeps one
+        (engines replicate them); a latent cache (MLA) is kept whole on every card."""
+        if tensor <= 1:
+            return 1.0
+        heads = self.kv_heads
+        if heads is None:
+            return 1 / tensor
+        if heads == 0:
+            return 1.0
+        return math.ceil(heads / tensor) / heads
+
+    def weights_bytes_per_card(self, par: Parallelism) -> int:
+        """Stored weights on the busiest card: dense weights over tensor x pipeline, experts over
+        tensor x expert x pipeline."""
+        share = self.stage_share(par.pipeline)
+        dense = self.weights_bytes - self.expert_weights_bytes
+        return (math.ceil(dense * share / par.tensor)
+                + math.ceil(self.expert_weights_bytes * share / (par.tensor * par.expert)))
+
+    def kv_bytes_per_card(self, par: Parallelism, sequences: int, share: float | None = None) -> int:
+        """KV cache on the busiest card when one copy of the model serves `sequences`: each of
+        the `expert` attention groups keeps its share of the sequences, each card of a group its
+        share of the heads, for `share` of the layers (default: the busiest stage's)."""
+        if not self.kv_cache_bytes_per_sequence:
+            return 0
+        per_group = math.ceil(sequences / par.expert)
+        layers = self.stage_share(par.pipeline) if share is None else share
+        return math.ceil(per_group * self.kv_cache_bytes_per_sequence * layers
+                         * self.kv_tensor_share(par.tensor))
+
+    def serving_need_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
+        """Weights, KV cache for `sequences` per copy, and the runtime, on the busiest card."""
+        return (self.weights_bytes_per_card(par) + self.kv_bytes_per_card(par, sequences)
+                + self.runtime_overhead_bytes)
+
+    def max_sequences(self, par: Parallelism, usable: int) -> int | None:
+        """The most sequences of this context one copy holds (None without a KV shape): one more
+        would not fit on its busiest card."""
+        if not self.kv_cache_bytes_per_sequence:
+            return None
+        room = usable - self.weights_bytes_per_card(par) - self.runtime_overhead_bytes
+        if room < 0:
+            return 0
+        per_card = (self.kv_cache_bytes_per_sequence * self.stage_share(par.pipeline)
+                    * self.kv_tensor_share(par.tensor))
+        guess = int(room // per_card) * par.expert if per_card else 0
+        while guess > 0 and self.kv_bytes_per_card(par, guess) > room:
+            guess -= 1
+        while self.kv_bytes_per_card(par, guess + 1) <= room:
+            guess += 1
+        return guess
+
+    def activations_per_card(self, tensor: int) -> int:
+        """Stored activations on one card at tensor degree `tensor` (sequence parallel)."""
+        if not self.activations_bytes:
+            return 0
+        return math.ceil(self.activations_bytes * self.tensor / tensor)
+
+    def model_state_bytes_per_card(self, par: Parallelism) -> int:
+        """Weights (and training state) one card holds under the plan, in bytes."""
+        if self.plan is None:
+            return self.weights_bytes_per_card(par)
+        return self.plan.states_per_card(par)
+
+    def training_need_bytes_per_card(self, par: Parallelism) -> int:
+        """The plan's model states, this card's activations, and the runtime."""
+        return (self.model_state_bytes_per_card(par) + self.activations_per_card(par.tensor)
+                + self.runtime_overhead_bytes)
+
+
+@dataclass(frozen=True)
+class FitAnswer:
+    """Whether the need fits `count` cards, and the least count that does."""
+
+    card_id: str
+    count: int
+    count_given: bool
+    fits: bool
+    cards_needed: int | None
+    card_memory_bytes: int
+    usable_bytes_per_card: int
+    need_bytes_per_card: int
+    model_state_bytes_per_card: int
+    free_bytes_per_card: int
+    total_bytes: int
+    max_concurrent_sequences: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """How training state lands on each card, by the method named."""
+
+    method: str
+    params: int
+    largest_layer_params: int
+    stage: int | None
+    optimizer: tr.Optimizer
+    mixed_precision: bool
+    frozen_bytes: int  # LoRA: the frozen base; else 0
+    adapter_bytes: int  # LoRA: adapters with their gradients and optimizer state
+    guide_bytes_per_param: float
+    expert_params: int = 0  # routed-expert parameters, which expert parallelism divides
+
+    def states_per_card(self, par: Parallelism) -> int:
+        """Model state bytes one card holds under the plan `par`."""
+        if self.frozen_bytes or self.adapter_bytes:
+            if self.stage is None or self.stage == 3:
+                return math.ceil(self.frozen_bytes / par.cards) + self.adapter_bytes
+            held, _, _ = tr.shard_params(self.params, self.expert_params, par)
+            return math.ceil(self.frozen_bytes * held / self.params) + self.adapter_bytes
+        if self.stage is None:
+            return tr.guide_states_per_card(self.params, self.guide_bytes_per_param, par.cards)
+        return tr.deepspeed_states_per_card(self.params, self.largest_layer_params, self.stage, par,
+                                            self.optimizer, self.mixed_precision, self.expert_params)
+
+
+def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
+    """Full fine-tune and pre-training: weights, gradients, master, optimizer (and DeepSpeed's
+    fp32 gradient partition), one copy each; the plan that shards them."""
+    fp32 = workload.precision.name == "fp32"
+    half = 4.0 if fp32 else 2.0
+    items = [(f"weights ({'fp32' if fp32 else 'bf16'})", half),
+             (f"gradients ({'fp32' if fp32 else 'bf16'})", half)]
+    if not fp32:
+        items.append(("master weights (fp32)", 4.0))
+    items.extend(workload.optimizer.states)
+    if workload.zero_stage is not None and not fp32:
+        items.append(("fp32 gradient partition (DeepSpeed)", 4.0))
+    typical = sum(b for _, b in items)
+    components = [Component(name, weights_bytes(model.params, b), f"{b:g} B/param") for name, b in items]
+    method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
+    notes.assume("memory_method", method,
+                 "model states split evenly over the cards, as the guide does (ZeRO-3/FSDP-like)"
+                 if workload.zero_stage is None else
+                 f"DeepSpeed's accounting for ZeRO stage {workload.zero_stage} over the data-parallel cards")
+    high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
+    plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
+                        workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
+    return components, typical, high, plan
+
+
+def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
+    """LoRA and QLoRA: the frozen base in its format, and the adapters with their gradients and
+    optimizer state (fp32), counted from the architecture; the guide's rule when it is unknown."""
+    base = weights.weights_bytes(model, workload.precision)
+    adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets)
+    if adapters:
+        adapter_bytes = round(adapters * tr.lora_bytes_per_adapter_param(workload.optimizer))
+        note = (f"{adapters:,} adapter parameters (rank {workload.lora_rank}, {workload.lora_targets}) "
+                f"x {tr.lora_bytes_per_adapter_param(workload.optimizer):g} B: fp32 weights, "
+                "gradients and optimizer state")
+        method, low_extra, high_extra = workload.mode, None, None
+    else:
+        extra = LORA_BYTES_PER_PARAM - 2.0
+        adapter_bytes = weights_bytes(model.params, extra)
+        note = f"{extra:g} B/param (guide: LoRA 2.5-3 B/param); the layer shapes are not known"
+        method, low_extra, high_extra = f"{workload.mode}-guide-rule", LORA_BYTES_PER_PARAM_LOW - 2.0, extra
+        notes.assume("lora_adapters", "guide rule", "adapter sizes need the layer shapes (a preset "
+                     "or hf_config); the guide's 2.5-3 B/param over a 16-bit base is used")
+    components = [Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
+                  Component("adapters, their gradients and optimizer state", adapter_bytes, note)]
+    typical = (base + adapter_bytes) / model.params
+    low = typical if low_extra is None else base / model.params + low_extra
+    high = typical if high_extra is None else base / model.params + high_extra
+    plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
+                        workload.optimizer, True, base, adapter_bytes, typical, model.expert_params or 0)
+    return components, low, high, plan
+
+
+def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor: int = 1) -> MemoryBreakdown:
+    """Weights, training state, KV cache, activations (per card at tensor degree `tensor`) and
+    runtime overhead, in bytes."""
+    plan = None
+    if workload.training:
+        build = _adapter_components if workload.adapters else _full_components
+        components, low, high, plan = build(model, workload, notes)
+    else:
+        stored = weights.weights_bytes(model, workload.precision)
+        components = [Component(f"weights ({workload.precision.name})", stored, workload.precision.note)]
+        low = high = stored / model.params
+        _format_notes(model, workload, notes)
+    weights_total = components[0].bytes
+    state = sum(c.bytes for c in components[1:])
+    kv_token = kv_seq = kv = None
+    activations: int | None = 0
+    if not workload.training:
+        kv_token, kv_seq, kv = _kv(model, workload, notes)
+        if kv is not None:
+            components.append(Component("KV cache", kv, f"{workload.batch_size} x "
+                                        f"{workload.context_tokens} tokens, {workload.kv_precision.name}"))
+    else:
+        activations = _training_activations(model, workload, tensor, notes)
+        if activations is not None:
+            components.append(Component("activations (per card)", activations,
+                                        f"Korthikanti et al. 2022, recompute {workload.recompute}, "
+                                        f"{workload.batch_size} x {workload.context_tokens} tokens, "
+                                        f"tensor parallel {tensor}"))
+    overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
+    components.append(Component("runtime overhead", overhead, "per card"))
+    return MemoryBreakdown(
+        weights_bytes=weights_total,
+        expert_weights_bytes=weights.expert_weights_bytes(model, workload.precision)
+        if not workload.training else 0,
+        training_state_bytes=state,
+        model_state_bytes=weights_total + state,
+        kv_cache_bytes=kv,
+        kv_cache_bytes_per_token=kv_token,
+        kv_cache_bytes_per_sequence=kv_seq,
+        activations_bytes=activations,
+        runtime_overhead_bytes=overhead,
+        total_bytes=sum(c.bytes for c in components),
+        bytes_per_param=(weights_total + state) / model.params,
+        bytes_per_param_low=low,
+        bytes_per_param_high=high,
+        components=tuple(components),
+        plan=plan,
+        tensor=tensor,
+        layers=model.layers,
+        kv_heads=_kv_heads(model),
+    )
+
+
+def _kv_heads(model: ModelSpec) -> int | None:
+    """What splits a sequence's KV cache over tensor-parallel cards: its KV heads; 0 for a latent
+    cache (MLA), which every card keeps whole; None when the heads are unknown (an even split)."""
+    if model.attention == "mla":
+        return 0
+    return model.resolved_kv_heads or None
+
+
+def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
+    if workload.precision.keeps_embeddings and not model.embedding_params:
+        notes.assume("embedding_tables", "not known",
+                     f"{workload.precision.name} keeps embeddings and the output head in 16-bit; "
+                     "the model gives no vocab_size and hidden_size, so every weight is counted "
+                     "at the format's bits")
+
+
+def _kv(model: ModelSpec, workload: Workload, notes: Notes):
+    shape = model.kv_shape
+    if shape is None:
+        notes.warn("KV cache not counted: the model gives no layers, kv_heads and head_dim "
+                   "(or hidden_size and attention_heads); the fit and speed ignore it")
+        return None, None, None
+    layers, per_layer = shape
+    bytes_per_value = workload.kv_precision.bytes_per_value
+    per_token = kv_cache_bytes_per_sequence(per_layer, bytes_per_value, layers, 1)
+    per_sequence = kv_cache_bytes_per_sequence(
+        per_layer, bytes_per_value, layers, workload.context_tokens,
+        model.sliding_layers, model.sliding_window)
+    if model.sliding_layers and workload.context_tokens > (model.sliding_window or 0):
+        notes.assume("sliding_window", model.sliding_window,
+                     f"{model.sliding_layers} of {model.layers} layers keep at most "
+                     f"{model.sliding_window} tokens of KV cache")
+    if model.attention == "mla":
+        notes.assume("kv_cache_layout", "mla latent",
+                     f"multi-head latent attention caches {per_layer} values per token and layer")
+    return per_token, per_sequence, per_sequence * workload.batch_size
+
+
+def _training_activations(model: ModelSpec, workload: Workload, tensor: int, notes: Notes) -> int | None:
+    if not (model.layers and model.hidden_size):
+        notes.warn("activations not counted: the model gives no layers and hidden_size; the "
+                   "guide adds about 15 % on top of model state (7B: 112 GB -> 130 GB+)")
+        return None
+    if workload.recompute == "none" and not model.attention_heads:
+        notes.warn("attention scores not counted: the model gives no attention_heads")
+    kv_dim = (model.resolved_kv_heads or 0) * (model.resolved_head_dim or 0) or None
+    shape = tr.BlockShape(model.hidden_size, model.attention_heads, kv_dim,
+                          model.intermediate_size, model.experts_per_token or 1)
+    activations = tr.activation_bytes(shape, model.layers, workload.context_tokens,
+                                      workload.batch_size, model.vocab_size, tensor,
+                                      workload.recompute)
+    return activations * (2 if workload.precision.name == "fp32" else 1)

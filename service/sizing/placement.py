@@ -20,7 +20,7 @@ from .catalog import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
 from .inputs import Notes, Workload
-from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
+from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, tensor_degrees
 from .units import GB, GIB

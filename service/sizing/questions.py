@@ -19,7 +19,7 @@ from .inputs import (
     resolve_workload,
 )
 from .links import Fabric, fabric_for
-from .memory_answer import FitAnswer, MemoryBreakdown, memory_breakdown
+from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import (
     Placement,
@@ -30,7 +30,8 @@ from .placement import (
     training_placements,
 )
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
-from .serving import (
+from .summary import summarise
+from .throughput import (
     Setup,
     ThroughputAnswer,
     decode_weights_note,
@@ -40,7 +41,6 @@ from .serving import (
     stream_speed,
     throughput_answer,
 )
-from .summary import summarise
 from .training import compute_multiplier
 from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
 from .units import GB, SECONDS_PER_DAY

@@ -8,7 +8,7 @@ from . import defaults as d
 from .catalog import Card, half_precision_rate
 from .errors import InvalidInputError
 from .inputs import Assumption, Notes, WorkloadInput, resolve_workload
-from .memory_answer import memory_breakdown
+from .memory import memory_breakdown
 from .model import ModelSpec
 from .placement import cards_needed
 from .units import GB, GIB, TERA

@@ -8,11 +8,11 @@ from .capacity import Target, capacity_for, met_plan
 from .catalog import LINES, Card, Catalog, Price
 from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
-from .memory_answer import MemoryBreakdown, memory_breakdown
+from .memory import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import cards_needed
 from .questions import place_serving, place_training
-from .serving import decode_speed
+from .throughput import decode_speed
 from .units import GB
 
 # Cards one machine holds when the model may be split; a training cluster may grow to

@@ -5,10 +5,10 @@ from typing import TypedDict
 from .answers import EnergyAnswer
 from .catalog import Card
 from .inputs import Workload
-from .memory_answer import FitAnswer, MemoryBreakdown
+from .memory import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
 from .plan import PlanAnswer
-from .serving import ThroughputAnswer
+from .throughput import ThroughputAnswer
 from .training_time import TrainingAnswer
 from .units import BILLION, GB, SECONDS_PER_DAY
 

@@ -1,6 +1,41 @@
-"""Roofline: ridge point, arithmetic intensity, attainable FLOP/s, and decode tokens/s."""
+"""Throughput: the roofline's formulas, and serving on them: decode speed per stream and in total
+on the plan's cards, priced on the links the plan crosses; the batched-decode curve; prefill and
+time to first token; and the capacity of a continuously batched engine at full load, prefill and
+decode sharing the cards."""
 
-from dataclasses import dataclass
+import functools
+import math
+from dataclasses import dataclass, replace
+
+from . import defaults as d
+from . import weights
+from .catalog import Card, measured_bandwidth_fraction, measured_compute_fraction
+from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
+from .engines import ENGINES, Engine
+from .inputs import Notes, Workload, compute_flops
+from .links import Fabric, Link
+from .memory import MemoryBreakdown, memory_breakdown
+from .model import ModelSpec
+from .placement import Placement
+from .plan import Parallelism
+from .units import BILLION
+
+PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+# Under load a prompt is prefilled in chunks between decode steps: TensorRT-LLM's default token
+# budget per step (max_num_tokens) is 8192; each chunk waits for one step of the running batch.
+PREFILL_CHUNK_TOKENS = 8192
+# Fixed costs (the engine's per-layer cost, link latencies, collectives) rest on few published
+# runs: the ranges take them at 1.5x and 0.67x.
+OVERHEAD_RANGE = (1.5, 1.0, 1 / 1.5)
+# The guide's multi-card rule: several cards keep 70 % of the summed bandwidth over a dedicated
+# link and 50 % over PCIe; one card 60 %.
+GUIDE_EFFICIENCY = {"single": d.DECODE_EFFICIENCY_SINGLE.value,
+                    "dedicated": d.DECODE_EFFICIENCY_DEDICATED.value,
+                    "pcie": d.DECODE_EFFICIENCY_PCIE.value}
+
+
+# --- the roofline ---------------------------------------------------------------------------
 
 
 def ridge_flops_per_byte(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
@@ -8,19 +43,9 @@ def ridge_flops_per_byte(peak_flops: float, bandwidth_bytes_per_s: float) -> flo
     return peak_flops / bandwidth_bytes_per_s
 
 
-def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
-    """FLOPs done per byte moved from memory, in FLOP per byte."""
-    return flops / bytes_moved
-
-
 def attainable_flops(peak_flops: float, bandwidth_bytes_per_s: float, intensity: float) -> float:
     """Roofline: min(peak, bandwidth x intensity), in FLOP/s."""
     return min(peak_flops, bandwidth_bytes_per_s * intensity)
-
-
-def bound(intensity: float, ridge: float) -> str:
-    """'memory' below the ridge point, 'compute' at or above it."""
-    return "memory" if intensity < ridge else "compute"
 
 
 def decode_flops_per_token(params_per_token: int) -> int:
@@ -28,50 +53,508 @@ def decode_flops_per_token(params_per_token: int) -> int:
     return 2 * params_per_token
 
 
-def decode_step_bytes(weights_read_bytes: int, kv_bytes_per_sequence: int, batch_size: int) -> int:
-    """Bytes one decode step reads: the weights once for the batch, the KV cache per sequence."""
-    return weights_read_bytes + batch_size * kv_bytes_per_sequence
+@dataclass(frozen=True)
+class Range:
+    """A headline figure as low, typical and high, from the ranges of its factors."""
+
+    low: float
+    typical: float
+    high: float
 
 
 @dataclass(frozen=True)
-class DecodeRoofline:
-    """One decode step of a batch on the given bandwidth and compute (totals over cards)."""
+class DecodePoint:
+    """Decode at one batch size: per stream and in total (expected), and what binds."""
 
-    step_bytes: int
-    step_flops: int
-    intensity_flops_per_byte: float
+    batch_size: int
+    decode_tokens_per_s: float
+    total_tokens_per_s: float
+    total_tokens_per_s_ceiling: float
+    bound: str
+    fits: bool
+
+
+@dataclass(frozen=True)
+class ThroughputAnswer:
+    """Decode and prefill on the plan's cards: roofline, tokens/s, ranges, and full-load capacity."""
+
+    cards: int
+    batch_size: int
+    engine: str
+    compute_precision: str
+    peak_flops_per_s: float
+    bandwidth_bytes_per_s: float
     ridge_flops_per_byte: float
+    arithmetic_intensity_flops_per_byte: float
     attainable_flops_per_s: float
     bound: str
+    bytes_per_step: int
+    weights_read_bytes_per_step: int
+    flops_per_token: int
+    decode_efficiency: float
+    decode_efficiency_range: Range
+    achievable_bandwidth_fraction: float
+    decode_tokens_per_s_ceiling: float
+    decode_tokens_per_s_achievable: float
+    decode_tokens_per_s_expected: float
+    decode_tokens_per_s_range: Range
+    decode_tokens_per_s_guide: float
+    total_tokens_per_s_guide: float
     total_tokens_per_s_ceiling: float
+    total_tokens_per_s: float
+    total_tokens_per_s_range: Range
+    max_concurrent_sequences: int | None
+    link: str | None
+    link_bytes_per_s: float | None
+    link_latency_s: float | None
+    decode_step: StepCost  # the asked batch on one copy, by part
+    prompt_tokens: int
+    prefill_flops: float
+    prefill_bound: str
+    time_to_first_token_s: float
+    time_to_first_token_s_range: Range
+    prefill_tokens_per_s: float
+    output_tokens: int
+    max_total_tokens_per_s: float | None
+    max_total_tokens_per_s_range: Range | None
+    max_total_tokens_per_s_ceiling: float | None
+    capacity_batch_size: int | None
+    capacity_time_to_first_token_s: float | None
+    time_per_output_token_s: float | None
+    capacity_bound: str | None
+    decode_curve: tuple[DecodePoint, ...]
 
 
-def decode_roofline(
-    *,
-    bandwidth_bytes_per_s: float,
-    peak_flops: float,
-    weights_read_bytes: int,
-    kv_bytes_per_sequence: int,
-    batch_size: int,
-    flops_per_token: int,
-) -> DecodeRoofline:
-    """The decode step on the roofline; the ceiling is batch / step time.
+@dataclass(frozen=True, kw_only=True)
+class Setup:
+    """What a plan's speed depends on besides the batch: one copy's deployments at the low,
+    typical and high ends of the engine's range, the ideal roofline, and the copies. The ends
+    and the ideal are made when first asked for (a compared alternative reads only the typical)."""
 
-    Step time = step bytes / bandwidth when memory-bound, step FLOPs / peak when compute-bound;
-    for batch 1 and 14 GB of weights at 1500 GB/s that is 107.1 tokens/s.
-    """
-    step_bytes = decode_step_bytes(weights_read_bytes, kv_bytes_per_sequence, batch_size)
-    step_flops = batch_size * flops_per_token
-    intensity = arithmetic_intensity(step_flops, step_bytes)
-    ridge = ridge_flops_per_byte(peak_flops, bandwidth_bytes_per_s)
-    attainable = attainable_flops(peak_flops, bandwidth_bytes_per_s, intensity)
-    return DecodeRoofline(
-        step_bytes=step_bytes,
-        step_flops=step_flops,
-        intensity_flops_per_byte=intensity,
-        ridge_flops_per_byte=ridge,
-        attainable_flops_per_s=attainable,
-        bound=bound(intensity, ridge),
-        total_tokens_per_s_ceiling=attainable / flops_per_token,
+    typical: Deployment
+    copies: int
+    bandwidth_fraction: float  # of the datasheet bandwidth the card's memory really reaches
+    efficiency: Range  # of the bandwidth, low to high
+    compute: Range  # of the peak, low to high
+
+    @property
+    def engine(self) -> Engine:
+        return self.typical.engine
+
+    @functools.cached_property
+    def low(self) -> Deployment:
+        return self._end(self.efficiency.low, self.compute.low, OVERHEAD_RANGE[0])
+
+    @functools.cached_property
+    def high(self) -> Deployment:
+        return self._end(self.efficiency.high, self.compute.high, OVERHEAD_RANGE[2])
+
+    @functools.cached_property
+    def ideal(self) -> Deployment:
+        return replace(self.typical, ideal=True)
+
+    def _end(self, efficiency: float, compute: float, scale: float) -> Deployment:
+        return replace(self.typical, bandwidth_efficiency=efficiency, compute_fraction=compute,
+                       overhead_scale=scale, fabric=self.typical.fabric.scaled(scale))
+
+
+def achievable_fraction(card: Card, notes: Notes) -> float:
+    """The share of datasheet bandwidth a copy really reaches: measured on this card, or the
+    default measured fraction."""
+    fraction = measured_bandwidth_fraction(card)
+    if fraction is None:
+        default = d.ACHIEVABLE_BANDWIDTH_FRACTION
+        notes.assume("achievable_bandwidth_fraction", round(default.value, 4),
+                     f"the default measured fraction: {default.note}")
+        return default.value
+    notes.assume("achievable_bandwidth_fraction", round(fraction, 4), _measured_on(card))
+    return fraction
+
+
+def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+          par: Parallelism, fabric: Fabric, notes: Notes) -> Setup:
+    """The deployments of one copy of `par` (its replicas are the copies)."""
+    engine = ENGINES[workload.engine]
+    group = replace(par, data=1, replicas=1)
+    peak = compute_flops(card, workload.precision.compute_keys, notes, "compute")
+    fraction = achievable_fraction(card, notes)
+    efficiency = _efficiency_range(workload, engine, card, fraction, notes)
+    measured = _compute_fraction(card, workload, notes)
+    compute = Range(*(min(e, measured) for e in (engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE)))
+    priced = workload.decode_efficiency is None
+    base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
+                      compute.typical, efficiency.typical, priced=priced)
+    if priced:
+        _fixed_cost_notes(model, engine, group, fabric, notes)
+    return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
+                 efficiency=efficiency, compute=compute)
+
+
+@dataclass(frozen=True)
+class DecodeSpeed:
+    """The asked batch on the plan: each copy's share, its typical step, and tokens/s per stream
+    and in total over the engine's range."""
+
+    per_copy: int
+    typical: StepCost
+    per_stream: Range
+    total: Range
+
+
+def stream_speed(workload: Workload, s: Setup) -> float:
+    """decode_speed's typical tokens/s per stream alone (one step, not three)."""
+    per_copy = math.ceil(workload.batch_size / s.copies)
+    return per_copy / decode_step(s.typical, per_copy, workload.context_tokens).step_s / per_copy
+
+
+def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
+    batch = workload.batch_size
+    per_copy = math.ceil(batch / s.copies)
+    steps = [decode_step(dep, per_copy, workload.context_tokens) for dep in (s.low, s.typical, s.high)]
+    speeds = Range(*(per_copy / step.step_s for step in steps))
+    per_stream = Range(*(x / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    total = Range(*(x * batch / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
+    return DecodeSpeed(per_copy, steps[1], per_stream, total)
+
+
+def throughput_answer(
+    model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
+    s: Setup, notes: Notes, curve: bool = True,
+) -> ThroughputAnswer:
+    """Decode, prefill and capacity of the plan in `placement`, priced by `s`."""
+    batch = workload.batch_size
+    context = workload.context_tokens
+    speed = decode_speed(workload, s)
+    per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
+    ideal = decode_step(s.ideal, per_copy, context)
+    ceiling_total = batch / ideal.step_s
+    group = s.typical.group
+    width = group.tensor * group.expert  # the cards a token's step reads from at once
+    # A pipelined step reads every stage's share; a layer split's step already holds them all.
+    rounds = group.pipeline if s.engine.pipelined else 1
+    card_bandwidth = s.typical.card.bandwidth_bytes_per_s
+    peak, bandwidth = width * s.typical.peak_flops, width * card_bandwidth
+    step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
+    intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
+    prefill = _prefill(model, workload, s, notes)
+    capacity = serving_capacity(model, workload, s, placement, notes)
+    concurrency = placement.max_concurrent_sequences
+    link = _link_crossed(s.typical)
+    return ThroughputAnswer(
+        cards=placement.parallelism.cards, batch_size=batch,
+        engine=workload.engine or "guide",
+        compute_precision=_compute_key(s.typical.card, workload),
+        peak_flops_per_s=peak, bandwidth_bytes_per_s=bandwidth,
+        ridge_flops_per_byte=ridge_flops_per_byte(s.typical.peak_flops, card_bandwidth),
+        arithmetic_intensity_flops_per_byte=intensity,
+        attainable_flops_per_s=attainable_flops(peak, bandwidth, intensity), bound=typical.bound,
+        bytes_per_step=step_bytes * width * rounds,
+        weights_read_bytes_per_step=typical.weights_read_bytes_per_card * width * rounds,
+        flops_per_token=decode_flops_per_token(model.params_per_token),
+        decode_efficiency=s.typical.bandwidth_efficiency,
+        decode_efficiency_range=Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency,
+                                      s.high.bandwidth_efficiency),
+        achievable_bandwidth_fraction=s.bandwidth_fraction,
+        decode_tokens_per_s_ceiling=1 / ideal.step_s,
+        decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s,
+        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
+        decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
+        total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
+        total_tokens_per_s_ceiling=ceiling_total,
+        total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
+        max_concurrent_sequences=concurrency,
+        link=None if link is None else link.name,
+        link_bytes_per_s=None if link is None else link.bytes_per_s,
+        link_latency_s=None if link is None else link.latency_s,
+        decode_step=typical,
+        **prefill,
+        output_tokens=workload.output_tokens or 1,
+        **capacity,
+        decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
     )
 
+
+def _link_crossed(dep: Deployment) -> Link | None:
+    """The slowest link one copy's collectives cross (None on one card)."""
+    par = dep.group
+    if par.group <= 1:
+        return None
+    return dep.fabric.link(par.group)
+
+
+def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fraction: float,
+                      notes: Notes) -> Range:
+    """The engine's share of the bandwidth (the guide's when none is named), never above what the
+    memory itself reaches; a given efficiency is exact."""
+    precision = workload.precision
+    if workload.decode_efficiency is not None:
+        e = workload.decode_efficiency
+        notes.assume("decode_efficiency", e, "given: the step is the roofline at this share of "
+                     "the bandwidth, with no fixed costs added")
+        return Range(e, e, e)
+    shares, why = (engine.low, engine.typical, engine.high), engine.why
+    if engine.hbm_efficiency is not None and (card.memory_type or "").upper().startswith("HBM"):
+        shares, why = engine.hbm_efficiency, f"{why}; on HBM its batch-1 kernels reach less"
+    factor = engine.quantized_factor if precision.bits_per_value < 16 else 1.0
+    if factor != 1.0:
+        why += f"; x{factor:g} on quantised weights (its dequantising kernels)"
+    scaled = Range(*(min(ceiling_fraction, x * factor) for x in shares))
+    notes.assume("decode_efficiency", round(scaled.typical, 4), f"{why}; range {scaled.low:.2f}-{scaled.high:.2f}")
+    return scaled
+
+
+def range_note(name: str, speed: "ThroughputAnswer") -> str:
+    """What a headline figure's low and high rest on, from the shares the answer used."""
+    if name == "time_to_first_token_s":
+        return "prefill matmuls at the low and high ends of the engine's share of peak"
+    return (f"bandwidth at {speed.decode_efficiency_range.low:.0%}-{speed.decode_efficiency_range.high:.0%} "
+            f"({speed.engine}), and its fixed costs and link latencies at 0.67-1.5x (0.5-2x where "
+            "few runs pin them)")
+
+
+def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric, notes: Notes) -> None:
+    if model.layers and (engine.layer_overhead_s or engine.moe_layer_overhead_s):
+        layers = model.layers
+        moe = model.resolved_moe_layers
+        total = layers * engine.layer_overhead_s + moe * engine.moe_layer_overhead_s
+        notes.assume("step_overhead_s", round(total, 6),
+                     f"{engine.layer_overhead_s * 1e6:g} us per layer"
+                     + (f" and {engine.moe_layer_overhead_s * 1e6:g} us more per MoE layer"
+                        if moe and engine.moe_layer_overhead_s else "")
+                     + " and decode step (kernel launches and synchronisation)"
+                     + (f", fitted on published runs ({engine.fitted})" if engine.fitted else
+                        ", assumed (no published runs calibrate it); the range takes 0.67-1.5x"))
+    if group.tensor > 1:
+        link = fabric.link(group.tensor)
+        notes.assume("tensor_collectives_per_layer", engine.syncs_per_layer,
+                     f"each layer all-reduces its hidden states {engine.syncs_per_layer} times over "
+                     f"{link.name} ({link.latency_s * 1e6:g} us each, plus "
+                     f"{engine.collective_s * 1e6:g} us of the engine's own)")
+    if group.expert > 1:
+        notes.assume("expert_collectives_per_layer", 2,
+                     "each MoE layer sends tokens to their experts' cards and back (all-to-all)")
+    if group.pipeline > 1:
+        notes.assume("pipeline_hop_s", round(engine.hop_s + fabric.inside.latency_s, 6),
+                     "each stage hands its hidden states to the next: the link's latency plus the "
+                     f"engine's {engine.hop_s * 1e6:g} us")
+
+
+def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
+    key = _compute_key(card, workload)
+    fraction = measured_compute_fraction(card, key)
+    if fraction is None:
+        return d.ACHIEVABLE_COMPUTE_FRACTION.value
+    notes.assume("achievable_compute_fraction", round(fraction, 4), _measured_on(card))
+    return fraction
+
+
+def _measured_on(card: Card) -> str:
+    return f"measured on {card.id}: {card.measured_source}"
+
+
+def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> float:
+    """The guide's figure in tokens/s for `batch` streams on one copy: the summed bandwidth of its
+    cards over the bytes a step reads (the weights once, the KV cache per stream), at 60 % on one
+    card, 70 % over a dedicated link, 50 % over PCIe."""
+    group = s.typical.group
+    read = weights.decode_read_bytes(model, workload.precision, batch)
+    kv = s.ideal.breakdown.kv_cache_bytes_per_sequence or 0
+    key = "single" if group.group == 1 else s.typical.card.interconnect
+    return GUIDE_EFFICIENCY[key] * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
+
+
+def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> dict:
+    """Prefill of one prompt on one copy: 2 x active params x tokens plus causal attention, at
+    60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
+    than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
+    prompt = workload.prompt_tokens
+    engine = s.typical.engine
+    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
+                 f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: "
+                 + (engine.fitted if engine.compute_efficiency else d.PREFILL_EFFICIENCY.note))
+    times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
+    compute_s, memory_s = _prefill_roof(s.typical, prompt)
+    return {
+        "prompt_tokens": prompt,
+        "prefill_flops": prefill_flops(model, prompt),
+        "prefill_bound": "compute" if compute_s >= memory_s else "memory",
+        "time_to_first_token_s": times[1],
+        "time_to_first_token_s_range": Range(times[2], times[1], times[0]),
+        "prefill_tokens_per_s": prompt / times[1],
+    }
+
+
+def prefill_flops(model: ModelSpec, prompt: int) -> float:
+    """2 x active parameters per token, plus causal attention over half the prompt on average."""
+    return 2.0 * model.params_per_token * prompt + attention_flops_per_token(model, prompt / 2) * prompt
+
+
+def prefill_s(dep: Deployment, prompt: int) -> float:
+    """One prompt through one copy: every card of the copy computes its share (pipelines split a
+    prompt into chunks that overlap across stages), never faster than reading the weights once,
+    plus the fixed costs and collectives of pushing the prompt's tokens through the layers."""
+    compute, memory = _prefill_roof(dep, prompt)
+    step = decode_step(dep, 0, 0, prefill_tokens=prompt)
+    return max(compute, memory) + step.engine_s + step.comm_s
+
+
+def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:
+    """A prompt's matmuls at the copy's share of peak, and one read of its weights, in seconds."""
+    cards = dep.group.group
+    return (prefill_flops(dep.model, prompt) / (cards * dep.peak_flops * dep.compute_fraction),
+            dep.breakdown.weights_bytes / (cards * dep.card.bandwidth_bytes_per_s))
+
+
+def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: Placement,
+                     notes: Notes) -> dict:
+    """Output tokens per second at full load: the largest batch whose KV cache fits (at the
+    average length a sequence has while it is generated, prompt plus half the output), capped
+    by the engine, with each step also prefilling prompt/output tokens per sequence (chunked
+    prefill keeps the mix steady)."""
+    empty = {"max_total_tokens_per_s": None, "max_total_tokens_per_s_range": None,
+             "max_total_tokens_per_s_ceiling": None,
+             "capacity_batch_size": None, "capacity_time_to_first_token_s": None,
+             "time_per_output_token_s": None, "capacity_bound": None}
+    prompt, output = workload.prompt_tokens, workload.output_tokens or 1
+    copy = capacity_copy(model, workload, s, placement.parallelism, prompt, output,
+                         placement.usable_bytes_per_card)
+    if copy is None:
+        return empty
+    point = copy.at(None)
+    notes.assume("capacity_request", f"{prompt} in / {output} out",
+                 "full load: every copy runs its largest batch, prefill mixed into decode steps")
+    return {
+        "max_total_tokens_per_s": point.total_tokens_per_s.typical,
+        "max_total_tokens_per_s_range": point.total_tokens_per_s,
+        "max_total_tokens_per_s_ceiling": compute_ceiling(model, s, prompt, output),
+        "capacity_batch_size": point.batch * s.copies,
+        "capacity_time_to_first_token_s": point.time_to_first_token_s,
+        "time_per_output_token_s": point.step_s,
+        "capacity_bound": point.bound,
+    }
+
+
+def compute_ceiling(model: ModelSpec, s: Setup, prompt: int, output: int) -> float:
+    """Output tokens/s if every card ran at its peak FLOP/s on nothing but this work: the FLOPs
+    of one output token (its decode step, attention over the average context, and its share of
+    a prompt's prefill) against the copies' summed peak. No batch or engine beats it."""
+    per_token = (2.0 * model.params_per_token + attention_flops_per_token(model, prompt + output / 2)
+                 + prefill_flops(model, prompt) / output)
+    return s.copies * s.typical.group.group * s.typical.peak_flops / per_token
+
+
+@dataclass(frozen=True)
+class CapacityPoint:
+    """One copy at `batch` running sequences of prompt + output tokens."""
+
+    batch: int
+    step_s: float
+    time_to_first_token_s: float
+    total_tokens_per_s: Range  # all copies
+    bound: str
+
+
+@dataclass(frozen=True)
+class CapacityCopy:
+    """One copy of a plan serving requests of `prompt` + `output` tokens: what does not change with
+    its batch, priced once (the deployments with each sequence's KV cache at its average length,
+    the sequences its memory holds, the engine's batch limit, one prompt's prefill alone)."""
+
+    deployments: tuple[Deployment, Deployment, Deployment]  # low, typical, high
+    most: int
+    cap: int | None
+    copies: int
+    prompt: int
+    output: int
+    prefill_alone_s: float
+
+    @property
+    def largest(self) -> int:
+        """The largest batch that fits and the engine allows."""
+        return min(self.most, self.cap) if self.cap else self.most
+
+    def _step(self, dep: Deployment, batch: int) -> StepCost:
+        prompt = self.prompt
+        return decode_step(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
+
+    def _ttft_s(self, step: StepCost) -> float:
+        return self.prefill_alone_s + math.ceil(self.prompt / PREFILL_CHUNK_TOKENS) * step.step_s
+
+    def typical(self, batch: int) -> tuple[float, float]:
+        """The typical step and time to first token at `batch`, in seconds."""
+        step = self._step(self.deployments[1], batch)
+        return step.step_s, self._ttft_s(step)
+
+    def at(self, batch: int | None) -> CapacityPoint:
+        """The copy at `batch` (None: the largest)."""
+        batch = self.largest if batch is None else batch
+        steps = [self._step(dep, batch) for dep in self.deployments]
+        typical = steps[1]
+        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical),
+                             Range(*(self.copies * batch / st.step_s for st in steps)), typical.bound)
+
+
+def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
+                  output: int, usable: int) -> CapacityCopy | None:
+    """One copy of `par` under load; None when its memory holds no sequence (or no KV shape)."""
+    live = _at_context(model, workload, s.typical.breakdown, prompt + output / 2)
+    most = live.max_sequences(replace(par, data=1, replicas=1), usable)
+    if most is None or most < 1:
+        return None
+    cap = s.engine.max_batch and max(s.engine.max_batch, workload.batch_size)
+    deployments = (replace(s.low, breakdown=live), replace(s.typical, breakdown=live),
+                   replace(s.high, breakdown=live))
+    return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
+
+
+def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, context: float) -> MemoryBreakdown:
+    """The breakdown with each sequence's KV cache at `context` tokens."""
+    tokens = max(1, round(context))
+    if tokens == workload.context_tokens:
+        return breakdown
+    return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes(), breakdown.tensor)
+
+
+def _curve(s: Setup, context: int, concurrency: int | None,
+           steps: dict[int, tuple[StepCost, StepCost]]) -> tuple:
+    """Tokens/s per stream and in total against the batch, up to where memory or compute binds;
+    `steps` holds the (typical, ideal) steps already priced, by sequences per copy."""
+    points = []
+    for batch in CURVE_BATCHES:
+        per_copy = math.ceil(batch / s.copies)
+        if per_copy not in steps:
+            steps[per_copy] = (decode_step(s.typical, per_copy, context), decode_step(s.ideal, per_copy, context))
+        step, ideal = steps[per_copy]
+        fits = concurrency is None or batch <= concurrency
+        points.append(DecodePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,
+                                 ideal.bound, fits))
+        if not fits or ideal.bound == "compute":
+            break
+    return tuple(points)
+
+
+def _compute_key(card: Card, workload: Workload) -> str:
+    for key in workload.precision.compute_keys:
+        if key in card.dense_flops:
+            return key
+    return "bf16"
+
+
+def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
+    """Which parameters a decode step reads, said once."""
+    from .weights import expert_fraction_touched
+    if (routed := model.routed_experts) is not None:
+        fraction = expert_fraction_touched(routed[0], routed[1], batch)
+        notes.assume("decode_weights", "shared weights + routed experts",
+                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "
+                     f"reads the shared weights and the {fraction:.0%} of experts a batch of "
+                     f"{batch} routes to ({model.experts_per_token} of "
+                     f"{model.experts} per token; {model.params_per_token / BILLION:.1f}B active)")
+    elif model.is_moe:
+        notes.assume("decode_weights", "min(batch x active, all)",
+                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; decode reads "
+                     f"{model.params_per_token / BILLION:.1f}B active per sequence, at most all of them")
+    elif model.decode_skipped_params:
+        notes.assume("decode_weights", "all but the input embedding",
+                     "each token reads one row of the input embedding table, every other weight "
+                     "once per step")

@@ -24,7 +24,7 @@ from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, machines_for
 from .precision import HALF
 from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
-from .serving import Range
+from .throughput import Range
 from .units import SECONDS_PER_DAY
 from .weights import SIXTEEN_BIT_BYTES
 

@@ -3,7 +3,7 @@
 import pytest
 from pytest import approx
 
-from service.sizing import cost, memory, scaling, throughput
+from service.sizing import HardwareInput, cost, custom_card, memory, questions, scaling, throughput
 from service.sizing.catalog import packaged_catalogs
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.model import ModelSpec
@@ -62,25 +62,29 @@ def test_ridge_point(peak, bandwidth, ridge):
     assert throughput.ridge_flops_per_byte(peak, bandwidth) == approx(ridge, rel=1e-5)
 
 
+def _ceilings(bandwidth_gb_per_s, dense_tflops, params, batch):
+    """The service's decode ceilings for a model known by its size on one card of these figures."""
+    card = custom_card(memory_gib=10_000, bandwidth_gb_per_s=bandwidth_gb_per_s,
+                       dense_tflops={"bf16": dense_tflops}, power_w=700, line="datacenter")
+    answer = questions.throughput(ModelSpec(params=int(params), name="m"), WorkloadInput(batch_size=batch),
+                                  HardwareInput(card, 1)).throughput
+    return answer.decode_tokens_per_s_ceiling, answer.total_tokens_per_s_ceiling, answer.bound
+
+
 @pytest.mark.parametrize(
-    ("bandwidth", "weights", "batch", "ceiling"),
-    [(1500 * GB, 14 * GB, 1, 107.14), (600 * GB, 14 * GB, 1, 42.86), (4 * TB, 140 * GB, 1, 28.57),
-     (4 * TB, 140 * GB, 16, 457.14)],
+    ("bandwidth_gb_per_s", "params", "batch", "ceiling"),
+    [(1500, 7e9, 1, 107.14), (600, 7e9, 1, 42.86), (4000, 70e9, 1, 28.57), (4000, 70e9, 16, 457.14)],
 )
-def test_decode_ceiling(bandwidth, weights, batch, ceiling):
-    roof = throughput.decode_roofline(
-        bandwidth_bytes_per_s=bandwidth, peak_flops=800e12, weights_read_bytes=weights,
-        kv_bytes_per_sequence=0, batch_size=batch, flops_per_token=2 * int(weights / 2))
-    assert roof.total_tokens_per_s_ceiling == approx(ceiling, abs=0.01)
-    assert roof.bound == "memory"
+def test_decode_ceiling(bandwidth_gb_per_s, params, batch, ceiling):
+    _, total, bound = _ceilings(bandwidth_gb_per_s, 800, params, batch)
+    assert total == approx(ceiling, abs=0.01)
+    assert bound == "memory"
 
 
 def test_huge_batches_become_compute_bound():
-    roof = throughput.decode_roofline(
-        bandwidth_bytes_per_s=2 * TB, peak_flops=400e12, weights_read_bytes=14 * GB,
-        kv_bytes_per_sequence=0, batch_size=4096, flops_per_token=14_000_000_000)
-    assert roof.bound == "compute"
-    assert roof.total_tokens_per_s_ceiling == approx(400e12 / 14e9)
+    _, total, bound = _ceilings(2000, 400, 7e9, 4096)
+    assert bound == "compute"
+    assert total == approx(400e12 / 14e9)
 
 
 def test_training_compute_and_time():

@@ -11,7 +11,7 @@ from service.sizing.catalog import catalog, get_card, get_model
 from service.sizing.engines import ENGINES
 from service.sizing.inputs import EnergyInput, HardwareInput, Notes, WorkloadInput, resolve_workload
 from service.sizing.plan import Parallelism
-from service.sizing.serving import throughput_answer
+from service.sizing.throughput import throughput_answer
 from service.sizing.training_time import cluster_for, training_answer
 
 PRESETS = ("llama-3.1-8b", "llama-3.1-70b", "qwen2.5-32b", "mixtral-8x7b", "qwen3-30b-a3b",
