@@ -9,7 +9,6 @@ answers they give, the catalogs, the errors, and the vocabulary requests are che
 """
 
 from . import defaults, questions, recommend
-from .answers import EnergyAnswer, OwnershipAnswer
 from .capacity import CapacityAnswer, Target
 from .catalog import (
     INTERCONNECT_KINDS,
@@ -23,6 +22,7 @@ from .catalog import (
     packaged_catalogs,
     real_card,
 )
+from .cost import EnergyAnswer, OwnershipAnswer
 from .decode import StepCost
 from .engines import ENGINE_NAMES
 from .errors import InvalidInputError, SizingError, UnknownCardError, UnknownModelError

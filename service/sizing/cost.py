@@ -1,6 +1,12 @@
-"""Energy and electricity cost."""
+"""Cost: the formulas (energy, electricity, installation overhead, cost per token) and the
+answers they make: electricity per day and year for one installation and a fleet, and the cost
+of owning the cards with their installation."""
 
-from .units import DAYS_PER_YEAR, SECONDS_PER_HOUR, WATTS_PER_KW
+from dataclasses import dataclass
+
+from . import defaults as d
+from .inputs import EnergyInput, Notes
+from .units import DAYS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, WATTS_PER_KW
 
 
 def energy_kwh_per_day(power_w: float, hours_per_day: float, utilization: float, pue: float) -> float:
@@ -33,3 +39,115 @@ def cost_per_million_tokens(cost_per_year: float, tokens_per_s: float, hours_per
     """A year's cost over the tokens a year produces at that rate, per million tokens."""
     tokens = tokens_per_s * SECONDS_PER_HOUR * hours_per_day * DAYS_PER_YEAR * utilization
     return None if tokens <= 0 else cost_per_year / tokens * 1e6
+
+
+@dataclass(frozen=True)
+class EnergyAnswer:
+    """Electricity for `machines` installations drawing `power_w` each."""
+
+    power_w: float
+    hours_per_day: float
+    utilization: float
+    pue: float
+    price_per_kwh: float
+    currency: str
+    machines: int
+    years: float
+    energy_kwh_per_day: float
+    energy_kwh_per_year: float
+    electricity_cost_per_day: float
+    electricity_cost_per_year: float
+    fleet_energy_kwh_per_year: float
+    fleet_electricity_cost_per_year: float
+    electricity_cost_over_years: float
+    fleet_electricity_cost_over_years: float
+
+
+def energy_answer(power_w: float, given: EnergyInput, notes: Notes) -> EnergyAnswer:
+    """kWh and cost per day and year, for one installation and for the fleet."""
+    hours = notes.use("hours_per_day", given.hours_per_day, d.HOURS_PER_DAY)
+    utilization = notes.use("utilization", given.utilization, d.UTILIZATION)
+    pue = notes.use("pue", given.pue, d.PUE)
+    price = notes.use("price_per_kwh", given.price_per_kwh, d.PRICE_PER_KWH)
+    currency = notes.use("currency", given.currency, d.CURRENCY)
+    machines = notes.use("machines", given.machines, d.MACHINES)
+    years = notes.use("years", given.years, d.YEARS)
+    day_kwh = energy_kwh_per_day(power_w, hours, utilization, pue)
+    year_kwh = per_year(day_kwh)
+    year_cost = electricity_cost(year_kwh, price)
+    return EnergyAnswer(
+        power_w=power_w,
+        hours_per_day=hours,
+        utilization=utilization,
+        pue=pue,
+        price_per_kwh=price,
+        currency=currency,
+        machines=machines,
+        years=years,
+        energy_kwh_per_day=day_kwh,
+        energy_kwh_per_year=year_kwh,
+        electricity_cost_per_day=electricity_cost(day_kwh, price),
+        electricity_cost_per_year=year_cost,
+        fleet_energy_kwh_per_year=year_kwh * machines,
+        fleet_electricity_cost_per_year=year_cost * machines,
+        electricity_cost_over_years=year_cost * years,
+        fleet_electricity_cost_over_years=year_cost * years * machines,
+    )
+
+
+
+@dataclass(frozen=True)
+class OwnershipAnswer:
+    """Cards, the installation around them and electricity over the years, as a range."""
+
+    cards: int
+    card_price: float
+    price_source: str
+    currency: str
+    years: float
+    cards_cost: float
+    installation_overhead_low: float
+    installation_overhead: float
+    installation_overhead_high: float
+    electricity_over_years: float
+    total_low: float
+    total: float
+    total_high: float
+    total_per_year: float
+    total_per_day: float
+    cost_per_million_tokens: float | None
+    cost_per_run: float | None
+
+
+def ownership_answer(
+    cards: int, card_price: float, price_source: str, energy: EnergyAnswer,
+    overhead: float | None, notes: Notes, tokens_per_s: float | None = None,
+    run_s: float | None = None,
+) -> OwnershipAnswer:
+    """Cards x price, 50-100 % installation overhead, electricity over the years as its own
+    line; the cost of a million tokens at `tokens_per_s`, or of a run of `run_s` seconds."""
+    low, typical, high = (overhead, overhead, overhead) if overhead is not None else INSTALLATION_OVERHEAD
+    if overhead is None:
+        notes.assume("installation_overhead", typical, "guide: racks, power, cooling, switches, "
+                     "storage and staff add 50-100 % of the card price")
+    cards_cost = cards * card_price
+    electricity = energy.electricity_cost_over_years
+    total = cards_cost * (1 + typical) + electricity
+    yearly = total / energy.years
+    run = None
+    if run_s is not None:
+        run = run_s * yearly / (DAYS_PER_YEAR * SECONDS_PER_DAY) if energy.hours_per_day else None
+    return OwnershipAnswer(
+        cards=cards, card_price=card_price, price_source=price_source, currency=energy.currency,
+        years=energy.years, cards_cost=cards_cost,
+        installation_overhead_low=installation_overhead(cards_cost, low),
+        installation_overhead=installation_overhead(cards_cost, typical),
+        installation_overhead_high=installation_overhead(cards_cost, high),
+        electricity_over_years=electricity,
+        total_low=cards_cost * (1 + low) + electricity, total=total,
+        total_high=cards_cost * (1 + high) + electricity,
+        total_per_year=yearly, total_per_day=yearly / DAYS_PER_YEAR,
+        cost_per_million_tokens=None if tokens_per_s is None else cost_per_million_tokens(
+            yearly, tokens_per_s, energy.hours_per_day, energy.utilization),
+        cost_per_run=run,
+    )

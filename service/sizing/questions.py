@@ -3,9 +3,9 @@
 from dataclasses import dataclass, replace
 
 from . import defaults as d
-from .answers import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .capacity import CapacityAnswer, Target, capacity_for, met_plan
 from .catalog import Card, Price
+from .cost import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .engines import ENGINES
 from .errors import InvalidInputError
 from .host import HostSizing, host_sizing, power_basis

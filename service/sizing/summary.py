@@ -2,8 +2,8 @@
 
 from typing import TypedDict
 
-from .answers import EnergyAnswer
 from .catalog import Card
+from .cost import EnergyAnswer
 from .inputs import Workload
 from .memory import FitAnswer, MemoryBreakdown
 from .model import ModelSpec
