@@ -30,9 +30,8 @@ from ..sizing.catalog import get_card, get_model
 from ..sizing.inputs import HardwareInput, Notes, WorkloadInput, resolve_workload
 from ..sizing.model import ModelSpec
 from ..sizing.plan import Parallelism
-from ..sizing.scaling import training_compute_flops
 from ..sizing.throughput import ThroughputAnswer, throughput_answer
-from ..sizing.training_time import cluster_for, training_answer
+from ..sizing.training_time import cluster_for, training_answer, training_compute_flops
 from ..sizing.units import SECONDS_PER_HOUR
 
 MAX_IMPLIED_MFU = 0.55

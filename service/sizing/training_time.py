@@ -1,4 +1,6 @@
-"""Training time on N cards, priced per optimizer step on the plan, beside the guide's curve.
+"""Training time: the formulas (compute, the guide's scaling curve, gradient sync, the least
+count a deadline needs) and the answer, the time on N cards priced per optimizer step on the
+plan, beside the guide's curve.
 
 A step fills the global batch: each data-parallel copy runs micro-batches one after another
 (gradient accumulation). A micro-batch costs its compute at the MFU plus the tensor-parallel
@@ -10,12 +12,11 @@ the network, hidden behind the backward pass as far as the engine overlaps them.
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cluster
 from . import defaults as d
 from . import links as ln
-from . import scaling as s
 from . import training as tr
 from .catalog import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
@@ -23,14 +24,84 @@ from .links import ACTIVATION_BYTES, Fabric, Link
 from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, machines_for
 from .precision import HALF
-from .scaling import MODEL_FLOPS_PER_PARAM_TOKEN
 from .throughput import Range
+from .training import MODEL_FLOPS_PER_PARAM_TOKEN
 from .units import SECONDS_PER_DAY
 from .weights import SIXTEEN_BIT_BYTES
 
 MFU_RANGE = (0.3, 0.5)  # public whole-run MFU is mostly 25-48 %; the guide uses 40 %
 LORA_ADAPTER_SHARE = 0.005  # adapters' share of the parameters when the layer shapes are unknown
-BACKWARD_SHARE = cluster.BACKWARD_SHARE
+
+
+# --- the guide's formulas ------------------------------------------------------------------
+
+# Guide section 5.3: 4 to 8 cards 85 %, 8 to 16 80 %, 16 to 32 75 %; each doubling loses
+# 5-15 %. Read as the efficiency at 8, 16 and 32 cards, five points lost per doubling from one
+# card, interpolated in log2(cards).
+SCALING_ANCHORS = ((1, 1.00), (2, 0.95), (4, 0.90), (8, 0.85), (16, 0.80), (32, 0.75))
+# Beyond 32 cards "network and scheduling complexity rise steeply": each further doubling
+# keeps 90 % (the midpoint of the guide's 5-15 % loss).
+SCALING_PER_DOUBLING_BEYOND_32 = 0.90
+
+
+
+def training_compute_flops(params_per_token: int, tokens: float) -> float:
+    """6 x parameters x tokens (forward 2, backward 4), in FLOPs."""
+    return MODEL_FLOPS_PER_PARAM_TOKEN * params_per_token * tokens
+
+
+def scaling_efficiency(cards: int) -> float:
+    """The guide's empirical scaling efficiency of `cards` cards against linear (1.0 at one)."""
+    if cards <= 1:
+        return 1.0
+    x = math.log2(cards)
+    for (n0, e0), (n1, e1) in zip(SCALING_ANCHORS, SCALING_ANCHORS[1:], strict=False):
+        x0, x1 = math.log2(n0), math.log2(n1)
+        if x <= x1:
+            return e0 + (e1 - e0) * (x - x0) / (x1 - x0)
+    last_n, last_e = SCALING_ANCHORS[-1]
+    return last_e * SCALING_PER_DOUBLING_BEYOND_32 ** (x - math.log2(last_n))
+
+
+def training_time_s(
+    compute_flops: float, cards: int, peak_flops: float, mfu: float, efficiency: float = 1.0
+) -> float:
+    """compute / (cards x peak x utilisation x scaling efficiency), in seconds."""
+    return compute_flops / (cards * peak_flops * mfu * efficiency)
+
+
+def gradient_sync_s(gradient_bytes: float, link_bytes_per_s: float) -> float:
+    """The guide's first-order sync: gradient bytes / interconnect bytes per second."""
+    return gradient_bytes / link_bytes_per_s
+
+
+BACKWARD_SHARE = 2 / 3  # of a step's compute: backward is 4 of the 6 FLOPs per parameter
+
+
+def least_cards_for(time_s: Callable[[int], float], deadline_s: float, start: int, step: int,
+                    limit: int) -> int | None:
+    """The least count (from `start`, in multiples of `step`) whose time meets the deadline.
+
+    Time falls as cards are added (cards x efficiency rises), so this doubles, then bisects.
+    """
+    if time_s(start) <= deadline_s:
+        return start
+    low, high = start, start
+    while time_s(high) > deadline_s:
+        if high >= limit:
+            return None
+        low, high = high, min(limit, high * 2)
+    low_k, high_k = low // step, high // step
+    while low_k + 1 < high_k:
+        middle = (low_k + high_k) // 2
+        if time_s(middle * step) <= deadline_s:
+            high_k = middle
+        else:
+            low_k = middle
+    return high_k * step
+
+
+# --- the time on the plan ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -153,7 +224,7 @@ def training_answer(
     cards = par.cards
     peak = peak_for_training(card, workload, notes)
     per_token = tr.compute_multiplier(workload.recompute)
-    flops = None if workload.train_tokens is None else s.training_compute_flops(
+    flops = None if workload.train_tokens is None else training_compute_flops(
         model.params_per_token, workload.train_tokens)
     if per_token != MODEL_FLOPS_PER_PARAM_TOKEN:
         notes.assume("hardware_flops_per_param_token", per_token,
@@ -161,7 +232,7 @@ def training_answer(
                      "token in hardware against 6 of model FLOPs; the MFU counts the 6, as "
                      "published MFUs with recomputation do")
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
-    linear = None if flops is None else s.training_time_s(flops, cards, peak, workload.mfu)
+    linear = None if flops is None else training_time_s(flops, cards, peak, workload.mfu)
     gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
     asked = global_batch(model, workload, notes)
@@ -351,12 +422,12 @@ def _guide_sync(card: Card, cards: int, gradient_bytes: int, place: Cluster, not
     if place.guide_link_bytes_per_s is None:
         notes.warn(f"{card.id} gives no interconnect bandwidth: gradient sync time not computed")
         return None
-    return s.gradient_sync_s(gradient_bytes, place.guide_link_bytes_per_s)
+    return gradient_sync_s(gradient_bytes, place.guide_link_bytes_per_s)
 
 
 def _guide_efficiency(cards: int, given: float | None) -> float:
     """The guide's curve (or the given efficiency), reported beside the default method."""
-    return given if given is not None else s.scaling_efficiency(cards)
+    return given if given is not None else scaling_efficiency(cards)
 
 
 STEP_MODEL_NOTE = ("time = compute at the MFU / the step's efficiency on the plan (accumulated "
@@ -410,7 +481,7 @@ def deadline_cards(
 
 
 def _least(time_s, deadline_s: float, start: int, step: int) -> int | None:
-    found = cluster.least_cards_for(time_s, deadline_s, start, step, d.MAX_CARDS)
+    found = least_cards_for(time_s, deadline_s, start, step, d.MAX_CARDS)
     while found is not None and found - step >= start and time_s(found - step) <= deadline_s:
         found -= step  # a dip at a machine boundary: the smaller count also makes it
     return found

@@ -3,7 +3,7 @@
 import pytest
 from pytest import approx
 
-from service.sizing import HardwareInput, cost, custom_card, memory, questions, scaling, throughput
+from service.sizing import HardwareInput, cost, custom_card, memory, questions, throughput, training_time
 from service.sizing.catalog import packaged_catalogs
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.model import ModelSpec
@@ -88,11 +88,11 @@ def test_huge_batches_become_compute_bound():
 
 
 def test_training_compute_and_time():
-    flops = scaling.training_compute_flops(7_000_000_000, 1e12)
+    flops = training_time.training_compute_flops(7_000_000_000, 1e12)
     assert flops == approx(4.2e22)
-    assert scaling.training_time_s(flops, 1, 400e12, 0.4) == approx(2.625e8)
-    assert scaling.training_time_s(flops, 64, 400e12, 0.4) == approx(4.1e6, rel=0.01)
-    assert scaling.training_time_s(flops, 64, 400e12, 0.4, 0.8) / 86400 == approx(59.3, abs=0.1)
+    assert training_time.training_time_s(flops, 1, 400e12, 0.4) == approx(2.625e8)
+    assert training_time.training_time_s(flops, 64, 400e12, 0.4) == approx(4.1e6, rel=0.01)
+    assert training_time.training_time_s(flops, 64, 400e12, 0.4, 0.8) / 86400 == approx(59.3, abs=0.1)
 
 
 @pytest.mark.parametrize(
@@ -100,17 +100,17 @@ def test_training_compute_and_time():
     [(1, 1.0), (2, 0.95), (4, 0.90), (8, 0.85), (16, 0.80), (32, 0.75), (64, 0.675), (128, 0.6075)],
 )
 def test_scaling_curve_of_the_guide(cards, efficiency):
-    assert scaling.scaling_efficiency(cards) == approx(efficiency)
+    assert training_time.scaling_efficiency(cards) == approx(efficiency)
 
 
 def test_scaling_curve_never_rises():
-    values = [scaling.scaling_efficiency(n) for n in range(1, 4097)]
+    values = [training_time.scaling_efficiency(n) for n in range(1, 4097)]
     assert all(b <= a for a, b in zip(values, values[1:]))
 
 
 @pytest.mark.parametrize(("link", "expected_ms"), [(900 * GB, 31.11), (64 * GB, 437.5)])
 def test_gradient_sync(link, expected_ms):
-    assert scaling.gradient_sync_s(28 * GB, link) * 1e3 == approx(expected_ms, abs=0.01)
+    assert training_time.gradient_sync_s(28 * GB, link) * 1e3 == approx(expected_ms, abs=0.01)
 
 
 def test_electricity_of_the_guide():
