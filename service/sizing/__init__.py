@@ -10,18 +10,8 @@ answers they give, the catalogs, the errors, and the vocabulary requests are che
 
 from . import defaults, questions, recommend
 from .capacity import CapacityAnswer, Target
-from .catalog import (
-    INTERCONNECT_KINDS,
-    LINES,
-    Card,
-    Catalogs,
-    Price,
-    custom_card,
-    extend_catalogs,
-    model_preset,
-    packaged_catalogs,
-    real_card,
-)
+from .cards import INTERCONNECT_KINDS, LINES, Card, custom_card, real_card
+from .catalog import Catalogs, Price, extend_catalogs, packaged_catalogs
 from .cost import EnergyAnswer, OwnershipAnswer
 from .decode import StepCost
 from .engines import ENGINE_NAMES
@@ -34,6 +24,7 @@ from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
 from .normalize import normalize as normalise_figure
 from .plan import Parallelism, PlanAnswer, cards_per_machine
+from .presets import model_preset
 from .questions import (
     Alternative,
     CapacityResult,

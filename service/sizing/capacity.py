@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import defaults as d
-from .catalog import Card
+from .cards import Card
 from .engines import ENGINES
 from .host import host_sizing
 from .inputs import Assumption, HardwareInput, Notes, Workload

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from . import links as ln
 from . import weights
-from .catalog import Card
+from .cards import Card
 from .engines import Engine
 from .links import ACTIVATION_BYTES, Fabric
 from .memory import MemoryBreakdown

@@ -3,7 +3,7 @@
 import math
 from dataclasses import dataclass
 
-from .catalog import Card
+from .cards import Card
 from .units import GIB, WATTS_PER_KW
 
 # Guide section 5.1: PSU = 1.5 x system peak; host RAM = 4 x card memory; 12+ cores.

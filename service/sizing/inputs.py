@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from . import defaults as d
-from .catalog import PCIE_LINE_GB_PER_S, Card, half_precision_rate
+from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
 from .plan import Parallelism

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, overload
 
 from . import defaults as d
-from .catalog import PCIE_LINE_GB_PER_S, Card
+from .cards import PCIE_LINE_GB_PER_S, Card
 from .units import GB
 
 ACTIVATION_BYTES = 2  # hidden states (and their gradients) cross links in 16-bit

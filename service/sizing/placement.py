@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 
 from . import defaults as d
 from . import memory as m
-from .catalog import Card
+from .cards import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
 from .inputs import Notes, Workload

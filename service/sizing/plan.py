@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from . import defaults as d
-from .catalog import Card
+from .cards import Card
 from .errors import InvalidInputError
 from .model import ModelSpec
 

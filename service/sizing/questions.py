@@ -4,7 +4,8 @@ from dataclasses import dataclass, replace
 
 from . import defaults as d
 from .capacity import CapacityAnswer, Target, capacity_for, met_plan
-from .catalog import Card, Price
+from .cards import Card
+from .catalog import Price
 from .cost import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
 from .engines import ENGINES
 from .errors import InvalidInputError

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import defaults as d
-from .catalog import Card, half_precision_rate
+from .cards import Card, half_precision_rate
 from .errors import InvalidInputError
 from .inputs import Assumption, Notes, WorkloadInput, resolve_workload
 from .memory import memory_breakdown

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from . import defaults as d
 from .capacity import Target, capacity_for, met_plan
-from .catalog import LINES, Card, Catalog, Price
+from .cards import LINES, Card, Catalog
+from .catalog import Price
 from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
 from .memory import MemoryBreakdown, memory_breakdown

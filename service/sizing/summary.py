@@ -2,7 +2,7 @@
 
 from typing import TypedDict
 
-from .catalog import Card
+from .cards import Card
 from .cost import EnergyAnswer
 from .inputs import Workload
 from .memory import FitAnswer, MemoryBreakdown

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import weights
-from .catalog import Card, measured_bandwidth_fraction, measured_compute_fraction
+from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
 from .engines import ENGINES, Engine
 from .inputs import Notes, Workload, compute_flops

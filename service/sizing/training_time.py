@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from . import defaults as d
 from . import links as ln
 from . import training as tr
-from .catalog import Card
+from .cards import Card
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
 from .links import ACTIVATION_BYTES, Fabric, Link
 from .model import ModelSpec

@@ -3,7 +3,8 @@
 import pytest
 from pytest import approx
 
-from service.sizing.catalog import catalog, get_card, get_model, model_catalog, normalise_name
+from service.sizing.cards import normalise_name
+from service.sizing.catalog import catalog, get_card, get_model, model_catalog
 from service.sizing.errors import SizingError, UnknownCardError, UnknownModelError
 from service.sizing.units import GB, GIB
 

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.sizing import questions as e
-from service.sizing.catalog import catalog, custom_card
+from service.sizing.cards import custom_card
+from service.sizing.catalog import catalog
 from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from service.sizing.model import ModelSpec
 from service.sizing.plan import Parallelism

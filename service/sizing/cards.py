@@ -1,0 +1,336 @@
+"""Cards: the guide's tiers and real cards with their figures and sources, the figures
+derived from them, a caller's own card, and the card catalog's lookup (case, spaces and
+underscores ignored; aliases accepted; the closest names offered for a miss)."""
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .errors import InvalidInputError, UnknownCardError
+from .units import gb_per_s_to_bytes_per_s, gib_to_bytes, tflops_to_flops
+
+LINES = ("consumer", "workstation", "datacenter")
+
+INTERCONNECT_KINDS = ("pcie", "dedicated")
+
+FIGURE_STATUSES = ("given", "approximate", "range", "derived", "missing")
+
+# Guide: consumer and workstation cards talk over PCIe at 64 GB/s per card at best.
+PCIE_LINE_GB_PER_S = 64.0
+
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One catalog figure and where it comes from (see the grammar in data/tiers.toml)."""
+
+    typical: float | None
+    status: str
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+
+
+
+@dataclass(frozen=True)
+class Card:
+    """An accelerator card or one of the guide's tiers, in SI units.
+
+    `dense_flops` maps a precision (bf16, fp16, fp8, int8, ...) to dense FLOP/s (OP/s for
+    int8); a precision the source does not give is absent. `interconnect_bytes_per_s` is
+    None where the source gives no figure.
+    """
+
+    id: str
+    name: str
+    kind: str
+    line: str
+    tier: str | None
+    memory_bytes: int
+    bandwidth_bytes_per_s: float
+    dense_flops: Mapping[str, float]
+    power_w: float
+    interconnect: str
+    interconnect_bytes_per_s: float | None
+    ecc: bool
+    memory_type: str | None
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+    figures: Mapping[str, Figure] = field(default_factory=lambda: MappingProxyType({}))
+    vendor: str | None = None
+    form_factor: str | None = None
+    interconnect_name: str | None = None
+    measured_bandwidth_bytes_per_s: float | None = None
+    measured_dense_flops: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    measured_source: str = ""
+    link_domain_cards: int | None = None  # cards the dedicated link joins (None: a whole machine)
+    pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
+
+
+
+_CARD_KEYS = {"id", "name", "vendor", "line", "tier", "form_factor", "memory_gib", "memory_type",
+              "bandwidth_gb_per_s", "power_w", "interconnect", "interconnect_name",
+              "interconnect_gb_per_s", "ecc", "aliases", "source", "notes", "dense_tflops",
+              "measured_bandwidth_gb_per_s", "measured_dense_tflops", "measured_source",
+              "link_domain_cards", "pcie_gb_per_s"}
+
+
+
+def normalise_name(name: str) -> str:
+    """A lookup key: lowercase, with runs of spaces, underscores and dashes as one dash."""
+    return re.sub(r"[\s_\-]+", "-", name.strip().lower()).strip("-")
+
+
+
+def _figure(raw: Mapping) -> Figure:
+    status = raw.get("status", "given")
+    if status not in FIGURE_STATUSES:
+        raise ValueError(f"unknown figure status {status!r}")
+    if status != "missing" and raw.get("typical") is None:
+        raise ValueError("a figure that is not missing needs a typical value")
+    return Figure(
+        typical=raw.get("typical"),
+        status=status,
+        low=raw.get("low"),
+        high=raw.get("high"),
+        note=raw.get("note", ""),
+    )
+
+
+
+def tier_card(raw: Mapping) -> Card:
+    figures = {name: _figure(value) for name, value in raw["figures"].items()}
+
+    def typical(name: str) -> float | None:
+        fig = figures.get(name)
+        return None if fig is None else fig.typical
+
+    def required(name: str) -> float:
+        """A figure every tier gives: its memory, bandwidth and power."""
+        value = typical(name)
+        if value is None:
+            raise ValueError(f"tier {raw['id']}: {name} needs a typical value")
+        return value
+
+    dense = {
+        name.split(".", 1)[1]: tflops_to_flops(fig.typical)
+        for name, fig in figures.items()
+        if name.startswith("dense_tflops.") and fig.typical is not None
+    }
+    link = typical("interconnect_gb_per_s")
+    return Card(
+        id=raw["id"],
+        name=raw["name"],
+        kind="tier",
+        line=raw["line"],
+        tier=raw["id"],
+        memory_bytes=gib_to_bytes(required("memory_gib")),
+        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(required("bandwidth_gb_per_s")),
+        dense_flops=MappingProxyType(dense),
+        power_w=float(required("power_w")),
+        interconnect=raw["interconnect"],
+        interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(link),
+        ecc=raw["ecc"],
+        memory_type=raw.get("memory_type"),
+        source=raw["source"],
+        notes=raw.get("notes", ""),
+        aliases=tuple(raw.get("aliases", ())),
+        figures=MappingProxyType(figures),
+    )
+
+
+
+def _positive(raw: Mapping, key: str, where: str) -> float:
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{where}: {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+
+def real_card(raw: Mapping, tiers: Mapping[str, "Card"], where: str = "card") -> "Card":
+    """A real card from its data entry (grammar in data/cards.toml), checked as it is read."""
+    unknown = set(raw) - _CARD_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    for key in ("id", "name", "source"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ValueError(f"{where}: {key} is required")
+    if raw.get("line") not in LINES:
+        raise ValueError(f"{where}: line must be one of {LINES}")
+    if raw.get("interconnect") not in INTERCONNECT_KINDS:
+        raise ValueError(f"{where}: interconnect must be one of {INTERCONNECT_KINDS}")
+    if raw.get("tier") not in tiers:
+        raise ValueError(f"{where}: tier must be one of {sorted(tiers)}")
+    rates = raw.get("dense_tflops") or {}
+    if not rates:
+        raise ValueError(f"{where}: dense_tflops needs at least one precision")
+    dense = {k: tflops_to_flops(_positive(rates, k, f"{where}.dense_tflops")) for k in rates}
+    link = raw.get("interconnect_gb_per_s")
+    measured = raw.get("measured_dense_tflops") or {}
+    if (raw.get("measured_bandwidth_gb_per_s") or measured) and not raw.get("measured_source"):
+        raise ValueError(f"{where}: measured figures need a measured_source")
+    return Card(
+        id=raw["id"],
+        name=raw["name"],
+        kind="card",
+        line=raw["line"],
+        tier=raw["tier"],
+        memory_bytes=gib_to_bytes(_positive(raw, "memory_gib", where)),
+        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(_positive(raw, "bandwidth_gb_per_s", where)),
+        dense_flops=MappingProxyType(dense),
+        power_w=_positive(raw, "power_w", where),
+        interconnect=raw["interconnect"],
+        interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(
+            _positive(raw, "interconnect_gb_per_s", where)),
+        ecc=bool(raw.get("ecc", False)),
+        memory_type=raw.get("memory_type"),
+        source=raw["source"],
+        notes=raw.get("notes", ""),
+        aliases=tuple(raw.get("aliases", ())),
+        vendor=raw.get("vendor"),
+        form_factor=raw.get("form_factor"),
+        interconnect_name=raw.get("interconnect_name"),
+        measured_bandwidth_bytes_per_s=None if raw.get("measured_bandwidth_gb_per_s") is None else
+        gb_per_s_to_bytes_per_s(_positive(raw, "measured_bandwidth_gb_per_s", where)),
+        measured_dense_flops=MappingProxyType(
+            {k: tflops_to_flops(_positive(measured, k, f"{where}.measured_dense_tflops")) for k in measured}),
+        measured_source=raw.get("measured_source", ""),
+        link_domain_cards=_domain(raw, where),
+        pcie_bytes_per_s=None if raw.get("pcie_gb_per_s") is None else gb_per_s_to_bytes_per_s(
+            _positive(raw, "pcie_gb_per_s", where)),
+    )
+
+
+
+def _domain(raw: Mapping, where: str) -> int | None:
+    value = raw.get("link_domain_cards")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError(f"{where}: link_domain_cards must be a whole number of at least 2")
+    return value
+
+
+
+def half_precision_rate(card: "Card") -> tuple[str, float] | None:
+    """The card's dense half-precision FLOP/s and the figure it comes from: BF16 or FP16 as
+    listed; else INT8 or FP8 halved (dense INT8/FP8 runs at twice half precision on current
+    tensor units); else FP32 as a floor; None when the card lists no dense figure."""
+    for key in ("bf16", "fp16"):
+        if key in card.dense_flops:
+            return key, card.dense_flops[key]
+    for key in ("int8", "fp8"):
+        if key in card.dense_flops:
+            return key, card.dense_flops[key] / 2
+    if "fp32" in card.dense_flops:
+        return "fp32", card.dense_flops["fp32"]
+    return None
+
+
+
+def measured_bandwidth_fraction(card: "Card") -> float | None:
+    """Measured over datasheet bandwidth for this card; None when it was not measured."""
+    if card.measured_bandwidth_bytes_per_s:
+        return min(1.0, card.measured_bandwidth_bytes_per_s / card.bandwidth_bytes_per_s)
+    return None
+
+
+
+def measured_compute_fraction(card: "Card", key: str) -> float | None:
+    """Measured over datasheet dense rate for this precision; None when it was not measured."""
+    measured, datasheet = card.measured_dense_flops.get(key), card.dense_flops.get(key)
+    if measured and datasheet:
+        return min(1.0, measured / datasheet)
+    return None
+
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All cards, in catalog order, with an index of every id and alias."""
+
+    cards: tuple[Card, ...]
+    index: Mapping[str, Card]
+
+    def get(self, name: str, field_name: str = "card") -> Card:
+        """The card called `name` (id or alias, any case), or UnknownCardError."""
+        card = self.index.get(normalise_name(name))
+        if card is None:
+            raise UnknownCardError(
+                f"unknown card {name!r}{closest_hint(name, self.index)}; GET /cards lists the catalog",
+                field_name,
+            )
+        return card
+
+
+
+def closest_hint(name: str, index: Mapping) -> str:
+    """'; closest: a, b, c' naming the entries whose ids or aliases are nearest to `name`."""
+    keys = difflib.get_close_matches(normalise_name(name), list(index), n=8, cutoff=0.6)
+    ids: list[str] = []
+    for key in keys:
+        entry_id = index[key].id
+        if entry_id not in ids:
+            ids.append(entry_id)
+    return f"; closest: {', '.join(ids[:3])}" if ids else ""
+
+
+
+def name_index(entries, names) -> Mapping:
+    """Every id and alias, normalised, to its entry; a name claimed twice is a data error.
+
+    Aliases that normalise to the entry's own id are fine; two entries sharing one is not."""
+    index: dict = {}
+    for entry in entries:
+        for name in names(entry):
+            key = normalise_name(name)
+            if key in index and index[key] is not entry:
+                raise ValueError(f"catalog name {name!r} is claimed twice")
+            index[key] = entry
+    return MappingProxyType(index)
+
+
+
+def build_catalog(cards: tuple[Card, ...]) -> Catalog:
+    """Index cards by id and aliases."""
+    return Catalog(cards=cards, index=name_index(cards, lambda c: (c.id, *c.aliases)))
+
+
+
+def custom_card(
+    *,
+    memory_gib: float,
+    bandwidth_gb_per_s: float,
+    dense_tflops: Mapping[str, float],
+    power_w: float,
+    line: str,
+    interconnect_gb_per_s: float | None = None,
+    interconnect: str | None = None,
+    ecc: bool | None = None,
+    name: str = "custom card",
+) -> Card:
+    """A card described by the caller's figures (the same units as the catalog's)."""
+    if line not in LINES:
+        raise InvalidInputError(f"line must be one of {', '.join(LINES)}", "hardware.card.line")
+    kind = interconnect or ("dedicated" if line == "datacenter" else "pcie")
+    link = interconnect_gb_per_s
+    return Card(
+        id="custom",
+        name=name,
+        kind="custom",
+        line=line,
+        tier=None,
+        memory_bytes=gib_to_bytes(memory_gib),
+        bandwidth_bytes_per_s=gb_per_s_to_bytes_per_s(bandwidth_gb_per_s),
+        dense_flops=MappingProxyType({k: tflops_to_flops(v) for k, v in dense_tflops.items()}),
+        power_w=float(power_w),
+        interconnect=kind,
+        interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(link),
+        ecc=line != "consumer" if ecc is None else ecc,
+        memory_type=None,
+        source="figures given by the caller",
+    )
