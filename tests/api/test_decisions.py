@@ -4,8 +4,6 @@ marketing figures and the troubleshooting table."""
 import pytest
 from pytest import approx
 
-from service.sizing.ranking import WEIGHTS
-
 from .support import post
 
 
@@ -73,10 +71,20 @@ def test_prices_rank_per_unit_of_cost_and_budget_excludes(client):
     assert not over["W-C"]["fits"] and "budget" in over["W-C"]["reason"]
 
 
+GUIDE_WEIGHTS = {  # SPEC.md "Ranking weights by product line" (guide section 1.2), percent
+    "consumer": {"dense_compute": 25, "memory_capacity": 20, "memory_bandwidth": 30, "interconnect": 5,
+                 "efficiency_stability": 20},
+    "workstation": {"dense_compute": 25, "memory_capacity": 30, "memory_bandwidth": 25, "interconnect": 10,
+                    "efficiency_stability": 10},
+    "datacenter": {"dense_compute": 30, "memory_capacity": 30, "memory_bandwidth": 25, "interconnect": 15,
+                   "efficiency_stability": 0},
+}
+
+
 @pytest.mark.parametrize("line", ["consumer", "workstation", "datacenter"])
 def test_ranking_uses_the_guides_weights_for_each_line(client, line):
     answer = post(client, "/rank", {"line": line})
-    assert answer["weights"] == WEIGHTS[line]
+    assert answer["weights"] == GUIDE_WEIGHTS[line]
     assert answer["ranking"]
 
 
@@ -148,6 +156,21 @@ def test_data_centre_host_sizing(client):
     assert (host["server_power_w_low"], host["server_power_w_high"]) == approx((10_000, 12_000))
     assert host["ups_w"] == approx(1.5 * 12_000) and host["power_feeds"] == 2
     assert any("70 dB" in n for n in host["notes"])
+
+
+@pytest.mark.parametrize(("card", "published_w"), [
+    ("a100-80gb-sxm", 6_500),  # DGX A100 User Guide: 6.5 kW max (refdata multicard_public.csv D01)
+    ("h100-sxm", 10_200),  # 40.8 kW per 4 DGX H100 (refdata multicard_public.csv D06)
+])
+def test_an_eight_card_server_draws_what_its_vendor_publishes(client, card, published_w):
+    host = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": card, "count": 8}})["host"]
+    assert host["server_power_w_low"] <= published_w <= host["server_power_w_high"]
+
+
+def test_electricity_of_llama_7b_pretraining(client):
+    """LLaMA paper Table 15: 82,432 GPU-hours at 400 W and PUE 1.1 is 36 MWh."""
+    answer = post(client, "/cost", {"power_w": 400, "energy": {"pue": 1.1}})
+    assert answer["energy_kwh_per_day"] * 82_432 / 24 == approx(36_000, rel=0.01)
 
 
 @pytest.mark.parametrize(

@@ -32,11 +32,6 @@ def test_megatron_activation_memory_of_gpt3_on_tensor_parallel_8(client, recompu
     assert body["activations_bytes"] == approx(expected_bytes, rel=1e-9)
 
 
-def test_recomputation_ratio_of_the_paper():
-    # Korthikanti et al.: selective recomputation cuts GPT-3's activations by 114/34 = 3.4x.
-    assert approx(3.35, abs=0.01) == 114 / 34
-
-
 # DeepSpeed's estimators (deepspeed.runtime.zero.stage_1_and_2.
 # estimate_zero2_model_states_mem_needs and stage3.estimate_zero3_model_states_mem_needs):
 # ZeRO-2 per GPU 4P + 16P/N; ZeRO-3 4 x largest layer + 18P/N. The DeepSpeed docs' t5-3b
@@ -152,10 +147,27 @@ def test_prefill_and_time_to_first_token(client):
         "context_tokens": 4096, "prompt_tokens": 2048}, "hardware": {"card": "h100-sxm", "count": 1}})
     flops = 2 * 8_030_261_248 * 2048 + 2 * 2048**2 * 32 * 128 * 32
     assert body["prefill_flops"] == approx(flops)
-    assert body["time_to_first_token_s"] == approx(flops / (989.5e12 * 0.65), rel=1e-6)
     assert body["prefill_bound"] == "compute"
     r = body["time_to_first_token_s_range"]
     assert r["low"] < r["typical"] < r["high"]
+
+
+def test_time_to_first_token_of_a_published_run(client):
+    """TensorRT-LLM v0.5 docs/source/performance.md (refdata public_measurements.csv): LLaMA-7B in
+    FP16 on one A100, 2048 tokens in, first token after 133 ms."""
+    body = post(client, "/throughput", {"model": "llama-2-7b", "workload": {
+        "precision": "fp16", "context_tokens": 4096, "prompt_tokens": 2048},
+        "hardware": {"card": "a100-80gb-sxm", "count": 1}})
+    assert body["time_to_first_token_s"] == approx(0.133, rel=0.10)
+
+
+def test_llama_cpp_decode_of_a_published_run(client):
+    """llama.cpp PR #4766 (refdata public_measurements.csv): a 7B model in F16 on an RTX 4090
+    generates 61.03 tokens/s (tg128)."""
+    body = post(client, "/throughput", {"model": "llama-2-7b", "workload": {
+        "precision": "fp16", "engine": "llama.cpp", "context_tokens": 256},
+        "hardware": {"card": "rtx-4090", "count": 1}})
+    assert body["decode_tokens_per_s_expected"] == approx(61.03, rel=0.10)
 
 
 def test_engine_sets_the_decode_efficiency_range(client):
@@ -165,7 +177,8 @@ def test_engine_sets_the_decode_efficiency_range(client):
             body["workload"] = {"engine": engine}
         return post(client, "/throughput", body)
     guide, llama_cpp, naive = speed(None), speed("llama.cpp"), speed("transformers")
-    assert guide["decode_efficiency"] == 0.6 and llama_cpp["decode_efficiency"] == 0.87
+    assert guide["decode_efficiency"] == 0.6  # SPEC: a single card reaches about 60 % of its ceiling
+    assert llama_cpp["decode_efficiency"] > guide["decode_efficiency"]
     assert naive["decode_tokens_per_s_expected"] < guide["decode_tokens_per_s_expected"]
     for answer in (guide, llama_cpp, naive):
         r = answer["decode_tokens_per_s_range"]

@@ -19,6 +19,15 @@ def test_weights_bytes(params, bytes_per_param, expected):
     assert memory.weights_bytes(int(params), bytes_per_param) == expected
 
 
+@pytest.mark.parametrize(("precision", "published_bytes", "rel"), [
+    ("fp16", 12.55 * GIB, 0.005),  # llama.cpp PR #4766: a 7B model in F16 is 12.55 GiB
+    ("q4_0", 3.82e9, 0.02),  # llama.cpp discussion #4167: 3.82 GB in Q4_0
+])
+def test_weights_of_llama_2_7b_as_llama_cpp_loads_them(client, precision, published_bytes, rel):
+    body = client.post("/memory", json={"model": "llama-2-7b", "workload": {"precision": precision}}).get_json()
+    assert body["weights_bytes"] == approx(published_bytes, rel=rel)
+
+
 def test_kv_cache_of_the_guide():
     """60 layers x 8 KV heads x 128 dims x K and V in bf16: 240 KiB a token, 1.875 GiB a
     sequence of 8192, 16 sequences 32,212,254,720 bytes."""
@@ -27,11 +36,6 @@ def test_kv_cache_of_the_guide():
     per_sequence = memory.kv_cache_bytes_per_sequence(values_per_layer, 2, 60, 8192)
     assert per_sequence == 1.875 * GIB
     assert 16 * per_sequence == 32_212_254_720
-
-
-def test_full_finetune_state_is_16_bytes_per_param():
-    assert [b for _, b in memory.FULL_FINETUNE_STATE] == [2, 2, 4, 4, 4]
-    assert memory.FULL_FINETUNE_BYTES_PER_PARAM == 16
 
 
 @pytest.mark.parametrize(
@@ -54,12 +58,15 @@ def test_usable_bytes_is_the_floor_of_the_fraction():
     assert memory.usable_bytes(48 * GIB, 0.9) == 46_385_646_796
 
 
-@pytest.mark.parametrize(
-    ("peak", "bandwidth", "ridge"),
-    [(400e12, 2 * TB, 200), (990e12, 4.8 * TB, 206.25), (80e12, 768 * GB, 104.1667)],
-)
-def test_ridge_point(peak, bandwidth, ridge):
-    assert throughput.ridge_flops_per_byte(peak, bandwidth) == approx(ridge, rel=1e-5)
+def test_ridge_point_of_the_guide():
+    """SPEC: 400 TFLOP/s at 2 TB/s is 200 FLOP/byte."""
+    assert throughput.ridge_flops_per_byte(400e12, 2 * TB) == approx(200)
+
+
+def test_ridge_point_of_the_d_l_tier_in_an_answer(client):
+    """The D-L tier (SPEC: 990 TFLOP/s dense bf16, 4.8 TB/s) in the service's own answer."""
+    body = client.post("/throughput", json={"model": "llama-3.1-8b", "hardware": {"card": "D-L"}}).get_json()
+    assert body["ridge_flops_per_byte"] == approx(206.25)
 
 
 def _ceilings(bandwidth_gb_per_s, dense_tflops, params, batch):
