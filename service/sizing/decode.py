@@ -30,7 +30,7 @@ class Deployment:
     `breakdown` fixes the KV cache each sequence reads (at the context it was made for).
     `bandwidth_efficiency` is the share of the memory bandwidth the engine streams at;
     `overhead_scale` multiplies the engine's fixed costs, for the ranges (the `fabric` comes with
-    its links' costs scaled alike; serving.setup does both); constants that rest on thin data
+    its links' costs scaled alike; throughput.setup does both); constants that rest on thin data
     (the MoE per-layer cost) take it squared-and-a-bit, 0.5-2x for 0.67-1.5x.
     """
 
