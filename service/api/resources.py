@@ -176,8 +176,6 @@ def capacity():
 def cost():
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
-    power_w = domain.hardware_power_w(hardware) if hardware else args["power_w"]
-    result = domain.cost(power_w, args["energy"], hardware.count or 1 if hardware else None,
-                         _price(args, hardware), args.get("overhead_fraction"))
+    result = domain.cost(args["energy"], hardware, _price(args, hardware), args.get("overhead_fraction"))
     count_estimate("cost", hardware.card.line if hardware else "none")
     return _cost_out(result)

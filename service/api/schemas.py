@@ -8,6 +8,8 @@ answers; floats are rounded to 12 significant digits so that 61320 does not read
 import functools
 import math
 
+from dataclasses import replace
+
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
 
 from ..sizing import (
@@ -399,6 +401,9 @@ class HardwareSpecSchema(_Strict):
 class EnergySpecSchema(_Strict):
     """Electricity price and how the installation runs."""
 
+    power_w = StrictFloat(validate=_positive(1e9), metadata=doc(
+        "The installation's draw in watts, used as given (power_basis given); default: the "
+        "machines that carry the cards (power_basis machine)."))
     price_per_kwh = StrictFloat(validate=_range(0, 1_000_000), metadata=doc(
         "Price of one kWh; default 0.7."))
     currency = _currency(metadata=doc(
@@ -470,16 +475,28 @@ class ScalingRequestSchema(_Strict):
 
 
 class CostRequestSchema(_Strict):
-    hardware = fields.Nested(HardwareSpecSchema)
-    power_w = StrictFloat(validate=_positive(1e9))
+    hardware = fields.Nested(HardwareSpecSchema, metadata=doc(
+        "The cards: electricity is priced at the draw of the machines that carry them."))
+    power_w = StrictFloat(validate=_positive(1e9), metadata=doc(
+        "A whole installation's draw in watts, in place of hardware (or beside it, to price "
+        "the cards at a measured draw); the same as energy.power_w."))
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
 
     @validates_schema
     def one_source_of_power(self, data, **kwargs):
-        if ("hardware" in data) == ("power_w" in data):
-            raise ValidationError("Give exactly one of hardware and power_w.", "power_w")
+        given = data.get("energy")
+        if "power_w" in data and given is not None and given.power_w is not None:
+            raise ValidationError("Give power_w once: at the top or in energy.", "power_w")
+        if "hardware" not in data and "power_w" not in data and (given is None or given.power_w is None):
+            raise ValidationError("Give hardware or power_w.", "power_w")
+
+    @post_load
+    def power_in_energy(self, data, **kwargs):
+        if "power_w" in data:
+            data["energy"] = replace(data["energy"], power_w=data.pop("power_w"))
+        return data
 
 
 class _EstimateQuerySchema(_Strict):

@@ -2,7 +2,7 @@
 answers they make: electricity per day and year for one installation and a fleet, and the cost
 of owning the cards with their installation."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import defaults as d
 from .inputs import EnergyInput, Notes
@@ -46,6 +46,10 @@ class EnergyAnswer:
     """Electricity for `machines` installations drawing `power_w` each."""
 
     power_w: float
+    power_basis: str = field(metadata={"description": (
+        "Where power_w comes from: machine (the cards with the host they need: each machine's "
+        "platform, or the guide's 10-12 kW per 8-card server, counted once per machine), given "
+        "(the caller's figure, used as given), or cards (rated card power only).")})
     hours_per_day: float
     utilization: float
     pue: float
@@ -63,8 +67,12 @@ class EnergyAnswer:
     fleet_electricity_cost_over_years: float
 
 
-def energy_answer(power_w: float, given: EnergyInput, notes: Notes) -> EnergyAnswer:
-    """kWh and cost per day and year, for one installation and for the fleet."""
+POWER_BASES = ("machine", "given", "cards")
+
+
+def energy_answer(power_w: float, basis: str, given: EnergyInput, notes: Notes) -> EnergyAnswer:
+    """kWh and cost per day and year, for one installation and for the fleet; `basis` names
+    where `power_w` comes from (one of POWER_BASES)."""
     hours = notes.use("hours_per_day", given.hours_per_day, d.HOURS_PER_DAY)
     utilization = notes.use("utilization", given.utilization, d.UTILIZATION)
     pue = notes.use("pue", given.pue, d.PUE)
@@ -77,6 +85,7 @@ def energy_answer(power_w: float, given: EnergyInput, notes: Notes) -> EnergyAns
     year_cost = electricity_cost(year_kwh, price)
     return EnergyAnswer(
         power_w=power_w,
+        power_basis=basis,
         hours_per_day=hours,
         utilization=utilization,
         pue=pue,

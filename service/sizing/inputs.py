@@ -86,6 +86,7 @@ class HardwareInput:
 
 @dataclass(frozen=True)
 class EnergyInput:
+    power_w: float | None = None
     price_per_kwh: float | None = None
     currency: str | None = None
     pue: float | None = None

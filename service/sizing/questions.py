@@ -361,29 +361,40 @@ def _curve_point(model, workload, card, group: Parallelism, cards: int, place, f
     return ScalingPoint(cards, fits, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
 
 
-def cost(power_w: float, energy: EnergyInput, cards: int | None = None,
-         price: Price | None = None, overhead: float | None = None) -> CostResult:
-    """Electricity for a draw of `power_w` watts; with cards and a price, the cost of owning them."""
+def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Price | None = None,
+         overhead: float | None = None) -> CostResult:
+    """Electricity for the machines that carry `hardware` (or the draw given in `energy`); with
+    cards and a price, the cost of owning them."""
     notes = Notes()
-    answer = energy_answer(power_w, energy, notes)
+    host = None
+    if hardware is not None:
+        count = hardware.count or 1
+        host = host_sizing(hardware.card, count, cards_per_machine(hardware.card, hardware.cards_per_node, notes))
+    answer = electricity(host, hardware.card if hardware else None, energy, notes)
     owned = None
-    if cards is not None and price is not None:
-        owned = ownership_answer(cards, price.amount, price.source, answer, overhead, notes)
+    if hardware is not None and price is not None:
+        owned = ownership_answer(hardware.count or 1, price.amount, price.source, answer, overhead, notes)
         _currency_check(price, answer, notes)
-    elif cards is not None:
+    elif hardware is not None:
         notes.warn("no card price given or known: cost of ownership not computed (give card_price)")
     return CostResult(energy=answer, ownership=owned, **notes.said())
+
+
+def electricity(host: HostSizing | None, card: Card | None, energy: EnergyInput, notes: Notes) -> EnergyAnswer:
+    """Electricity at the caller's `power_w` where given, else at the draw of the machines that
+    carry the cards: one rule for every answer that prices power."""
+    if energy.power_w is not None:
+        return energy_answer(energy.power_w, "given", energy, notes)
+    if host is None or card is None:
+        raise InvalidInputError("give hardware or power_w", "power_w")
+    notes.assume("power_w", host.typical_power_w, power_basis(card))
+    return energy_answer(host.typical_power_w, "machine", energy, notes)
 
 
 def _currency_check(price: Price, energy: EnergyAnswer, notes: Notes) -> None:
     if price.currency != energy.currency:
         notes.warn(f"the card price is in {price.currency} and electricity in {energy.currency}: "
                    "the totals add them as given; convert one first")
-
-
-def hardware_power_w(hardware: HardwareInput) -> float:
-    """Rated card power x count (cards only; the host is not counted)."""
-    return hardware.card.power_w * (hardware.count or 1)
 
 
 def estimate(
@@ -412,13 +423,12 @@ def estimate(
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes)
         plan = _plan(shown)
     host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
-    notes.assume("power_w", host.typical_power_w, power_basis(card))
-    electricity = energy_answer(host.typical_power_w, energy, notes)
-    owned = _ownership(shown.cards, price, electricity, overhead, speed, train, notes)
+    power = electricity(host, card, energy, notes)
+    owned = _ownership(shown.cards, price, power, overhead, speed, train, notes)
     _duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
-    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, electricity)
+    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power)
     ranges = _ranges(model, breakdown, speed, train)
     compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
         if alternatives else ()
@@ -431,7 +441,7 @@ def estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
         cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
-        energy=electricity, host=host, ownership=owned, capacity=capacity, lang=language,
+        energy=power, host=host, ownership=owned, capacity=capacity, lang=language,
         summary=text, workload=resolved, **notes.said())
 
 

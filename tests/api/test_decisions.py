@@ -134,7 +134,9 @@ def test_geforce_fp16_accumulate_figures_are_halved(client):
 def test_eight_d_m_cards_for_three_years(client):
     answer = post(client, "/cost", {"hardware": {"card": "D-M", "count": 8}, "card_price": 200_000,
                                     "energy": {"pue": 1.3, "price_per_kwh": 0.7, "years": 3}})
-    electricity = 8 * 0.7 * 24 * 365 * 1.3 * 0.7 * 3  # kW x h x PUE x price x years
+    # The guide's 8-card server draws 10-12 kW (section 4.3): 11 kW, not the cards' 5.6 kW.
+    electricity = 11 * 24 * 365 * 1.3 * 0.7 * 3  # kW x h x PUE x price x years
+    assert (answer["power_w"], answer["power_basis"]) == (approx(11_000), "machine")
     assert answer["electricity_cost_over_years"] == approx(electricity)  # 133,922.88
     owned = answer["ownership"]
     assert owned["electricity_over_years"] == approx(electricity)

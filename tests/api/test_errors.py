@@ -109,10 +109,10 @@ def test_invalid_input_is_422_naming_the_field(client, body, field):
     assert field in {e["field"] for e in problem["errors"]}, problem["errors"]
 
 
-def test_cost_needs_exactly_one_source_of_power(client):
+def test_cost_needs_a_source_of_power_and_takes_power_w_once(client):
     assert_problem(client.post("/cost", json={}), 422)
-    both = {"power_w": 100, "hardware": {"card": "D-M"}}
-    assert_problem(client.post("/cost", json=both), 422)
+    twice = {"power_w": 100, "energy": {"power_w": 200}}
+    assert "power_w" in {e["field"] for e in assert_problem(client.post("/cost", json=twice), 422)["errors"]}
 
 
 def test_scaling_needs_train_tokens(client):

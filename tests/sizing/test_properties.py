@@ -72,7 +72,7 @@ def test_decode_ceiling_is_never_below_the_expected_rate(model, card, workload, 
 @given(st.floats(1, 1e6), st.floats(0.001, 100), st.floats(1, 10), st.floats(0, 24))
 def test_cost_is_linear_in_price(power_w, price, factor, hours):
     def yearly(p):
-        return e.cost(power_w, EnergyInput(price_per_kwh=p, hours_per_day=hours)).energy.electricity_cost_per_year
+        return e.cost(EnergyInput(power_w=power_w, price_per_kwh=p, hours_per_day=hours)).energy.electricity_cost_per_year
 
     assert math.isclose(yearly(price * factor), factor * yearly(price), rel_tol=1e-9, abs_tol=1e-9)
 
