@@ -166,6 +166,9 @@ class ModelSpecSchema(_Strict):
     head_dim = StrictInteger(validate=_range(1, 100_000), metadata=doc(
         "Dimension of one head; defaults to hidden_size / attention_heads."))
     vocab_size = StrictInteger(validate=_range(1, 10_000_000))
+    max_context_tokens = StrictInteger(validate=_range(1, 1_000_000_000), metadata=doc(
+        "The most positions the model was trained for (its max_position_embeddings); a longer "
+        "context is answered with a warning."))
     name = fields.String(validate=_NAME)
 
     @post_load
@@ -183,6 +186,8 @@ class ModelSpecSchema(_Strict):
             name=data.get("name", "custom model"),
             embedding_params=(data["vocab_size"] * data["hidden_size"]
                               if "vocab_size" in data and "hidden_size" in data else None),
+            max_context_tokens=data.get("max_context_tokens"),
+            context_source="given by the caller" if "max_context_tokens" in data else "",
         )
 
 
@@ -842,6 +847,10 @@ class ModelPresetSchema(Schema):
     sliding_window = fields.Integer(required=True, allow_none=True)
     sliding_layers = fields.Integer(required=True)
     kv_cache_bytes_per_token_bf16 = fields.Integer(required=True, allow_none=True)
+    max_context_tokens = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "The most positions the model was built for; a longer context is answered with a warning."))
+    context_source = fields.String(required=True, metadata=doc(
+        "Where max_context_tokens comes from (max_position_embeddings, rope scaling)."))
     source = fields.String(required=True)
     notes = fields.String(required=True)
 

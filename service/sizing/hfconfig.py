@@ -118,6 +118,7 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
     total = counted.total + embedding * (1 if tied else 2) + vision
     active = counted.active + embedding * (1 if tied else 2)
     window, sliding = _sliding(model_type, c, layers)
+    context, context_source = _context(c)
     moe = counted.expert > 0
     return ModelSpec(
         params=total,
@@ -143,8 +144,30 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         family=model_type,
         linear_shapes=counted.shapes,
         intermediate_size=_activation_width(model_type, c),
+        max_context_tokens=context,
+        context_source=context_source,
         notes="; ".join(notes),
     )
+
+
+def _context(c: _Config) -> tuple[int | None, str]:
+    """The positions the config allows: max_position_embeddings, or what its rope_scaling
+    (factor x original_max_position_embeddings) extends to, whichever is more."""
+    positions = c.optional_integer("max_position_embeddings") or None
+    rope = c.raw.get("rope_scaling")
+    if not isinstance(rope, Mapping):
+        return positions, "" if positions is None else f"config max_position_embeddings {positions:,}"
+    kind = rope.get("rope_type") or rope.get("type") or "rope"
+    factor, original = rope.get("factor"), rope.get("original_max_position_embeddings") or positions
+    scaled = None
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor <= 1_000 \
+            and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        scaled = int(original * factor)
+    most = max(filter(None, (positions, scaled)), default=None)
+    said = f"config max_position_embeddings {positions:,}" if positions else "config"
+    if scaled:
+        said += f", rope_scaling {kind} x{factor:g} from {original:,} = {scaled:,}"
+    return most, said
 
 
 def _gemma3_vision(raw: Mapping, text: Mapping) -> int:

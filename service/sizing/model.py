@@ -17,7 +17,9 @@ class ModelSpec:
     `layers` keep at most `sliding_window` tokens of KV cache. `linear_shapes` lists the
     transformer blocks' linear layers as (attention | mlp | expert, fan_in, fan_out, count),
     where known (from a config.json), for LoRA adapters; `intermediate_size` is the gated
-    MLP's width (an MoE expert's), for activations.
+    MLP's width (an MoE expert's), for activations. `max_context_tokens` is the most positions
+    the model was built for (its config's max_position_embeddings, or what its rope scaling
+    extends to), and `context_source` says where that figure comes from.
     """
 
     params: int
@@ -46,6 +48,8 @@ class ModelSpec:
     moe_layers: int | None = None
     training_batch_tokens: int | None = None
     training_batch_source: str = ""
+    max_context_tokens: int | None = None
+    context_source: str = ""
 
     def __post_init__(self) -> None:
         if self.params <= 0:
@@ -63,6 +67,8 @@ class ModelSpec:
             raise InvalidInputError("kv_heads cannot exceed attention_heads", "model.kv_heads")
         if self.layers is not None and self.sliding_layers > self.layers:
             raise InvalidInputError("more sliding-window layers than layers", "model.layers")
+        if self.max_context_tokens is not None and self.max_context_tokens < 1:
+            raise InvalidInputError("max_context_tokens must be positive", "model.max_context_tokens")
 
     @property
     def params_per_token(self) -> int:
@@ -149,3 +155,18 @@ class ModelSpec:
         if self.embedding_params and self.tied_embeddings is False:
             return self.embedding_params
         return 0
+
+
+def beyond_context(model: ModelSpec, context_tokens: int) -> bool:
+    """Whether `context_tokens` exceed the positions the model was built for (when known)."""
+    return model.max_context_tokens is not None and context_tokens > model.max_context_tokens
+
+
+def context_warning(model: ModelSpec, context_tokens: int, notes) -> None:
+    """Warn when the context is longer than the model's positions: the memory and speed still
+    follow the formulas, but the model was not trained for it and its answers degrade."""
+    if beyond_context(model, context_tokens):
+        notes.warn(f"context of {context_tokens:,} tokens is beyond {model.name}'s "
+                   f"{model.max_context_tokens:,} positions ({model.context_source}): the model "
+                   "was not trained that long and its output degrades past it; the memory and "
+                   "speed shown are for the length asked")

@@ -21,7 +21,7 @@ from .inputs import (
 )
 from .links import Fabric, fabric_for
 from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
-from .model import ModelSpec
+from .model import ModelSpec, context_warning
 from .placement import (
     Placement,
     ServingPlacements,
@@ -284,7 +284,7 @@ def _plan(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswe
 
 def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
     """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
-    notes, resolved = _opening(workload)
+    notes, resolved = _opening(model, workload)
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
         return _memory_result(model, resolved, breakdown, None, None, notes)
@@ -311,7 +311,7 @@ def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakd
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
     """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
     that holds the job), under the engine's plan."""
-    notes, resolved = _opening(workload, inference_only="throughput answers decode speed for inference; "
+    notes, resolved = _opening(model, workload, inference_only="throughput answers decode speed for inference; "
                                "/scaling answers training time")
     job = place_serving(model, resolved, hardware, notes)
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
@@ -330,7 +330,7 @@ def scaling(
     """Training compute and time on the cards by the plan's step and the guide's curve, the curve
     over card counts (copies of the plan's model-parallel group), and the least counts that meet
     a deadline."""
-    notes, resolved = _opening(workload, training_only="scaling is for training modes", default_mode="pretrain")
+    notes, resolved = _opening(model, workload, training_only="scaling is for training modes", default_mode="pretrain")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
     job = place_training(model, resolved, hardware, notes)
@@ -410,7 +410,7 @@ def estimate(
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
     warnings, summary."""
-    notes, resolved = _opening(workload)
+    notes, resolved = _opening(model, workload)
     card = hardware.card
     speed = train = None
     if resolved.training:
@@ -466,7 +466,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
              lang: str | None = None) -> CapacityResult:
     """The cards (and machines) of each kind that serve the target, each on the engine's best
     plan; the option with the fewest cards (then the least power) is best."""
-    notes, resolved = _opening(workload, inference_only="a serving target needs an inference workload")
+    notes, resolved = _opening(model, workload, inference_only="a serving target needs an inference workload")
     options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
                                  target, notes) for card in cards)
     meeting = [o for o in options if o.meets_target]
@@ -606,7 +606,7 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     return tuple(out)
 
 
-def _opening(workload: WorkloadInput, *, inference_only: str | None = None, training_only: str | None = None,
+def _opening(model: ModelSpec, workload: WorkloadInput, *, inference_only: str | None = None, training_only: str | None = None,
              default_mode: str | None = None) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
     for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
@@ -620,6 +620,7 @@ def _opening(workload: WorkloadInput, *, inference_only: str | None = None, trai
         raise InvalidInputError(inference_only, "workload.mode")
     if training_only is not None and not resolved.training:
         raise InvalidInputError(training_only, "workload.mode")
+    context_warning(model, resolved.context_tokens, notes)
     return notes, resolved
 
 

@@ -6,7 +6,7 @@ from .cards import Card
 from .cost import EnergyAnswer
 from .inputs import Workload
 from .memory import FitAnswer, MemoryBreakdown
-from .model import ModelSpec
+from .model import ModelSpec, beyond_context
 from .plan import PlanAnswer
 from .throughput import ThroughputAnswer
 from .training_time import TrainingAnswer
@@ -31,6 +31,7 @@ class _Sentences(TypedDict):
     train: str
     guide: str
     energy: str
+    context: str
 
 
 # One table per language: the same sentences in the same order, decided once in _sentences.
@@ -59,6 +60,8 @@ _TEXT: dict[str, _Sentences] = {
         "guide": "; the guide's scaling curve says {guide_days:.1f}",
         "energy": ("The machine draws about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity "
                    "a year at {price:g} per kWh."),
+        "context": ("The {context:,}-token context is beyond the model's {positions:,} positions: "
+                    "expect degraded output."),
     },
     "zh": {
         "sep": "",
@@ -82,6 +85,7 @@ _TEXT: dict[str, _Sentences] = {
         "guide": "；按指南的扩展曲线约 {guide_days:.1f} 天",
         "energy": ("整机功耗约 {power_w:,.0f} W，按每度电 {price:g} 算，每年电费约 "
                    "{cost:,.0f} {currency}。"),
+        "context": "{context:,} token 的上下文超出了模型的 {positions:,} 个位置，输出质量会下降。",
     },
 }
 
@@ -102,6 +106,8 @@ def _sentences(text, model, workload, card, memory, fit, plan, speed, train, ene
         params_b=model.params / BILLION, precision=workload.precision.name,
         mode=text["mode"][workload.mode], total_gb=fit.total_bytes / GB, count=fit.count,
         plural="s" if fit.count > 1 else "", state_gb=memory.model_state_bytes / GB)
+    if beyond_context(model, workload.context_tokens):
+        yield text["context"].format(context=workload.context_tokens, positions=model.max_context_tokens)
     if fit.cards_needed is None:
         yield text["never"].format(card=card.id)
     elif fit.fits:

@@ -44,3 +44,40 @@ def test_a_given_draw_is_used_as_given_everywhere(client):
     batch = post(client, "/estimate/batch", {"items": [{"model": MODEL, "hardware": hardware,
                                                          "energy": given}]})
     assert batch["items"][0]["estimate"]["energy"]["power_basis"] == "given"
+
+
+@pytest.mark.parametrize(
+    ("model", "context_tokens", "positions"),
+    [
+        ("llama-2-7b", 32_768, 4_096),
+        ("llama-3.1-8b", 1_000_000, 131_072),
+        ({"params_billion": 7, "layers": 32, "hidden_size": 4096, "attention_heads": 32,
+          "max_context_tokens": 2048}, 4_096, 2_048),
+    ],
+)
+def test_a_context_beyond_the_models_positions_is_said(client, model, context_tokens, positions):
+    body = {"model": model, "hardware": {"card": "h100-sxm"},
+            "workload": {"context_tokens": context_tokens}}
+    answer = post(client, "/estimate", body)
+    assert any(f"{positions:,} positions" in w for w in answer["warnings"]), answer["warnings"]
+    assert f"{positions:,} positions" in answer["summary"]
+    memory = post(client, "/memory", {"model": model, "workload": {"context_tokens": context_tokens}})
+    assert any("beyond" in w for w in memory["warnings"])
+
+
+def test_a_context_within_the_models_positions_is_quiet(client):
+    body = {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm"},
+            "workload": {"context_tokens": 131_072}}
+    assert not any("beyond" in w for w in post(client, "/estimate", body)["warnings"])
+
+
+def test_rope_scaling_extends_a_configs_positions():
+    from service.sizing import model_from_hf_config
+    config = {"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 2,
+              "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+              "intermediate_size": 2048, "max_position_embeddings": 32_768,
+              "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32_768}}
+    spec = model_from_hf_config(config)
+    assert spec.max_context_tokens == 131_072
+    assert "yarn x4" in spec.context_source
+    assert model_from_hf_config({**config, "rope_scaling": None}).max_context_tokens == 32_768
