@@ -151,23 +151,24 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
 
 
 def _context(c: _Config) -> tuple[int | None, str]:
-    """The positions the config allows: max_position_embeddings, or what its rope_scaling
-    (factor x original_max_position_embeddings) extends to, whichever is more."""
+    """The positions the config allows: max_position_embeddings, unless its rope_scaling
+    stretches the original positions further (factor x original_max_position_embeddings, as
+    Qwen's YaRN recipe adds to a 32K config). A config whose max_position_embeddings is already
+    above the original (Llama 3.1, DeepSeek-V3) has counted its scaling in it."""
     positions = c.optional_integer("max_position_embeddings") or None
+    said = "" if positions is None else f"config max_position_embeddings {positions:,}"
     rope = c.raw.get("rope_scaling")
     if not isinstance(rope, Mapping):
-        return positions, "" if positions is None else f"config max_position_embeddings {positions:,}"
+        return positions, said
     kind = rope.get("rope_type") or rope.get("type") or "rope"
     factor, original = rope.get("factor"), rope.get("original_max_position_embeddings") or positions
-    scaled = None
-    if isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor <= 1_000 \
-            and isinstance(original, int) and not isinstance(original, bool) and original > 0:
-        scaled = int(original * factor)
-    most = max(filter(None, (positions, scaled)), default=None)
-    said = f"config max_position_embeddings {positions:,}" if positions else "config"
-    if scaled:
-        said += f", rope_scaling {kind} x{factor:g} from {original:,} = {scaled:,}"
-    return most, said
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 1 <= factor <= 1_000 \
+            or isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+        return positions, said
+    if positions is not None and positions > original:
+        return positions, f"{said} (rope_scaling {kind} x{factor:g} from {original:,})"
+    scaled = int(original * factor)
+    return scaled, f"rope_scaling {kind} x{factor:g} from {original:,} positions = {scaled:,}"
 
 
 def _gemma3_vision(raw: Mapping, text: Mapping) -> int:

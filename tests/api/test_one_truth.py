@@ -79,5 +79,8 @@ def test_rope_scaling_extends_a_configs_positions():
               "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32_768}}
     spec = model_from_hf_config(config)
     assert spec.max_context_tokens == 131_072
-    assert "yarn x4" in spec.context_source
+    assert "yarn x4 from 32,768" in spec.context_source
+    llama = {**config, "max_position_embeddings": 131_072,
+             "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "original_max_position_embeddings": 8192}}
+    assert model_from_hf_config(llama).max_context_tokens == 131_072  # already counted in the config
     assert model_from_hf_config({**config, "rope_scaling": None}).max_context_tokens == 32_768
