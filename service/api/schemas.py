@@ -7,7 +7,6 @@ answers; floats are rounded to 12 significant digits so that 61320 does not read
 
 import functools
 import math
-
 from dataclasses import replace
 
 from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, validate, validates_schema
@@ -851,6 +850,11 @@ class ModelPresetSchema(Schema):
         "The most positions the model was built for; a longer context is answered with a warning."))
     context_source = fields.String(required=True, metadata=doc(
         "Where max_context_tokens comes from (max_position_embeddings, rope scaling)."))
+    released_precision = fields.String(required=True, allow_none=True, metadata=doc(
+        "The format the published checkpoint ships in; inference defaults to it."))
+    released_precision_source = fields.String(required=True)
+    released_experts_only = fields.Boolean(required=True, metadata=doc(
+        "The released format covers only the routed experts; every other tensor ships in 16-bit."))
     source = fields.String(required=True)
     notes = fields.String(required=True)
 

@@ -85,9 +85,10 @@ ENGINES = {
                "README's 27 runs on 1-8 A100s (median error 3 %)"),
     "vllm": Engine(
         0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
-        "layer and 200 us more per MoE layer", moe_layer_overhead_s=200e-6, expert_parallel=True,
+        "layer and 150 us more per MoE layer", moe_layer_overhead_s=150e-6, expert_parallel=True,
         max_batch=256, compute_efficiency=_SERVING_MATMULS,
-        fitted="per-layer and per-MoE-layer cost on 7 runs (3 of them one user's gpt-oss report: thin); "
+        fitted="per-layer and per-MoE-layer cost on 7 runs (3 of them one user's gpt-oss report: thin; "
+               "refitted to 150 us when gpt-oss's attention was counted in 16-bit as it ships); "
                "matmul share under load assumed as TensorRT-LLM's"),
     "sglang": Engine(
         0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % of the bandwidth (guide), 500 us more "

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NoReturn
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, SizingError
 from .model import ModelSpec
+from .precision import get_precision
 
 FIELD = "model.hf_config"
 # Bounds far above any published model, so that a hostile config cannot make a worker count
@@ -119,6 +120,7 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
     active = counted.active + embedding * (1 if tied else 2)
     window, sliding = _sliding(model_type, c, layers)
     context, context_source = _context(c)
+    released, released_source = _released(raw)
     moe = counted.expert > 0
     return ModelSpec(
         params=total,
@@ -146,8 +148,36 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         intermediate_size=_activation_width(model_type, c),
         max_context_tokens=context,
         context_source=context_source,
+        released_precision=released,
+        released_precision_source=released_source,
+        released_experts_only=released == "mxfp4" and model_type == "gpt_oss" and moe,
         notes="; ".join(notes),
     )
+
+
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+def _released(raw: Mapping) -> tuple[str | None, str]:
+    """The format the checkpoint ships in, from quantization_config (mxfp4, fp8, GPTQ, AWQ,
+    bitsandbytes) or torch_dtype; (None, "") when the config says neither."""
+    quant = raw.get("quantization_config")
+    if isinstance(quant, Mapping):
+        method = str(quant.get("quant_method", "")).lower()
+        bits, group = quant.get("bits", 4), quant.get("group_size", 128)
+        grouped = f"{method}-int{bits}-g{group}" if method in ("gptq", "awq") else None
+        four_bit = "nf4" if quant.get("load_in_4bit") else "bnb-int8"
+        name = {"mxfp4": "mxfp4", "fp8": "fp8", "bitsandbytes": four_bit}.get(method, grouped)
+        try:  # a layout the service does not model (GPTQ per column, say) sets no default
+            known = None if name is None else get_precision(name).name
+        except SizingError:
+            known = None
+        if known is not None:
+            return known, f"config quantization_config quant_method {method}"
+    dtype = raw.get("torch_dtype") or raw.get("dtype")
+    if isinstance(dtype, str) and dtype in _DTYPES:
+        return _DTYPES[dtype], f"config torch_dtype {dtype}"
+    return None, ""
 
 
 def _context(c: _Config) -> tuple[int | None, str]:

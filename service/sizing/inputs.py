@@ -6,8 +6,9 @@ from . import defaults as d
 from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
+from .model import ModelSpec
 from .plan import Parallelism
-from .precision import HALF, Precision, get_precision
+from .precision import HALF, Precision, as_loaded_by, get_precision
 from .training import OPTIMIZERS, Optimizer
 from .units import GB, TERA
 
@@ -133,14 +134,18 @@ class Workload:
 _TRAINING_PRECISIONS = ("fp32", "bf16", "fp16")
 
 
-def resolve_workload(given: WorkloadInput, notes: Notes) -> Workload:
-    """Apply the defaults to a workload and check the combination makes sense."""
+def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None = None) -> Workload:
+    """Apply the defaults to a workload and check the combination makes sense. Inference on a
+    model whose checkpoint ships in a known format defaults to that format."""
     mode = notes.use("mode", given.mode, d.MODE)
     if mode not in d.MODES:
         raise InvalidInputError(f"mode must be one of {', '.join(d.MODES)}", "workload.mode")
     default_precision = d.QLORA_PRECISION if mode == "qlora" else d.PRECISION
+    if mode == "inference" and model is not None and model.released_precision is not None:
+        default_precision = d.Default(model.released_precision, released_note(model))
     precision = get_precision(notes.use("precision", given.precision, default_precision),
                               "workload.precision")
+    precision = as_loaded_by(precision, engine_name(given.engine))
     if mode in ("full_finetune", "pretrain") and precision.name not in _TRAINING_PRECISIONS:
         raise InvalidInputError(
             f"{mode} trains in fp32, bf16 or fp16; {precision.name} weights are for inference,"
@@ -292,3 +297,11 @@ def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
                      " line is used")
         return PCIE_LINE_GB_PER_S * GB
     return None
+
+
+def released_note(model: ModelSpec) -> str:
+    """The assumption's words for a model's shipped format."""
+    scope = "its routed experts in {0}, every other tensor in 16-bit" if model.released_experts_only \
+        else "in {0}"
+    return (f"{model.name} ships {scope.format(model.released_precision)} "
+            f"({model.released_precision_source}); other formats are in alternatives")

@@ -19,7 +19,10 @@ class ModelSpec:
     where known (from a config.json), for LoRA adapters; `intermediate_size` is the gated
     MLP's width (an MoE expert's), for activations. `max_context_tokens` is the most positions
     the model was built for (its config's max_position_embeddings, or what its rope scaling
-    extends to), and `context_source` says where that figure comes from.
+    extends to), and `context_source` says where that figure comes from. `released_precision`
+    is the format the published checkpoint ships in (the default for inference), with its
+    source; `released_experts_only` says that format covers only the routed experts' weights
+    and every other tensor ships in 16-bit (gpt-oss's MXFP4).
     """
 
     params: int
@@ -50,6 +53,9 @@ class ModelSpec:
     training_batch_source: str = ""
     max_context_tokens: int | None = None
     context_source: str = ""
+    released_precision: str | None = None
+    released_precision_source: str = ""
+    released_experts_only: bool = False
 
     def __post_init__(self) -> None:
         if self.params <= 0:

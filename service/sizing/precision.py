@@ -7,7 +7,7 @@ too, and the GGUF figures below are whole-file averages that already include the
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import UnknownPrecisionError
 
@@ -24,10 +24,32 @@ class Precision:
     note: str
     keeps_embeddings: bool = False
     family: str = "float"
+    kept_bits_per_value: float = 16.0
 
     @property
     def bytes_per_value(self) -> float:
         return self.bits_per_value / 8
+
+    @property
+    def kept_bytes_per_value(self) -> float:
+        """Storage of the tensors the format leaves out of its scope (embeddings, output head,
+        or everything but an MoE's experts): 16-bit, or 8-bit Q8_0 in a GGUF file."""
+        return self.kept_bits_per_value / 8
+
+
+# GGUF files of an MXFP4 checkpoint keep the tensors outside the experts at Q8_0, not 16-bit:
+# gpt-oss-20b-MXFP4.gguf is 12,109,565,632 bytes (lmstudio-community/gpt-oss-20b-GGUF, as listed
+# in two public download catalogs) against 13.76 GB for the BF16-and-MXFP4 safetensors.
+GGUF_KEPT_BITS = 8.5
+GGUF_ENGINES = ("llama.cpp",)
+
+
+def as_loaded_by(precision: Precision, engine: str | None) -> Precision:
+    """The format as an engine loads it: a GGUF engine stores MXFP4's kept tensors at Q8_0."""
+    if engine in GGUF_ENGINES and precision.family == "fp4" and precision.keeps_embeddings:
+        return replace(precision, kept_bits_per_value=GGUF_KEPT_BITS,
+                       note=precision.note + "; as a GGUF file the kept tensors are Q8_0 (8.5 bits)")
+    return precision
 
 
 def _gguf(name: str, bpw: float, note: str) -> Precision:

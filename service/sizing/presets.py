@@ -8,6 +8,7 @@ from .cards import closest_hint, name_index, normalise_name
 from .errors import SizingError, UnknownModelError
 from .hfconfig import model_from_hf_config
 from .model import ModelSpec
+from .precision import get_precision
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ _ARCH_FIELDS = ("active_params", "layers", "hidden_size", "attention_heads", "kv
 _MODEL_KEYS = {"id", "name", "aliases", "source", "notes", "config", "config_source", "params",
                "published_params", "published_params_source", "published_active_params",
                "same_architecture_as", "training_batch_tokens", "training_batch_source",
+               "released_precision", "released_precision_source", "released_experts_only",
                *_ARCH_FIELDS}
 
 
@@ -87,10 +89,32 @@ def model_preset(raw: Mapping, where: str = "model") -> ModelPreset:
             raise ValueError(f"{where}: training_batch_tokens must be a positive integer with a "
                              "training_batch_source")
         spec = replace(spec, training_batch_tokens=batch, training_batch_source=raw["training_batch_source"])
+    spec = _released(raw, spec, where)
     return ModelPreset(id=raw["id"], aliases=tuple(raw.get("aliases", ())), spec=spec,
                        notes=raw.get("notes", ""), published_params=raw.get("published_params"),
                        published_params_source=raw.get("published_params_source", ""))
 
+
+
+def _released(raw: Mapping, spec: ModelSpec, where: str) -> ModelSpec:
+    """The format the checkpoint ships in, with its source (a config's quantization_config
+    gives one too; the entry's own key wins)."""
+    name = raw.get("released_precision")
+    if name is None:
+        return spec
+    source = raw.get("released_precision_source")
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"{where}: released_precision needs a released_precision_source")
+    try:
+        precision = get_precision(name)
+    except SizingError as exc:
+        raise ValueError(f"{where}: {exc.message}") from None
+    experts_only = raw.get("released_experts_only", False)
+    if not isinstance(experts_only, bool) or (experts_only and spec.routed_experts is None):
+        raise ValueError(f"{where}: released_experts_only is true or false, and true only for an MoE "
+                         "with known experts")
+    return replace(spec, released_precision=precision.name, released_precision_source=source,
+                   released_experts_only=experts_only)
 
 
 def build_model_catalog(presets: tuple[ModelPreset, ...]) -> ModelCatalog:

@@ -527,7 +527,8 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
     inference also the plan that needs fewer cards, when there is one."""
     out = []
     if not workload.training:
-        for name in INFERENCE_ALTERNATIVES:
+        released = (model.released_precision,) if model.released_precision else ()
+        for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
             variant = replace(given, precision=name, parallelism=None)
             out.append(_inference_alternative(model, variant, hardware, f"precision {name}"))
         if serve is not None and serve.placements.fewer is not None:
@@ -543,7 +544,7 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
 def _inference_alternative(model, variant, hardware, label) -> Alternative:
     notes = Notes()
     try:
-        resolved = resolve_workload(variant, notes)
+        resolved = resolve_workload(variant, notes, model)
         job = place_serving(model, resolved, replace(hardware, count=None), notes)
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
@@ -571,7 +572,7 @@ def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serv
 def _training_alternative(model, variant, hardware, label) -> Alternative:
     notes = Notes()
     try:
-        resolved = resolve_workload(variant, notes)
+        resolved = resolve_workload(variant, notes, model)
         job = place_training(model, resolved, replace(hardware, count=None), notes)
     except InvalidInputError as exc:
         return Alternative(label, None, "need_bytes_per_card", None, exc.message)
@@ -606,8 +607,8 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     return tuple(out)
 
 
-def _opening(model: ModelSpec, workload: WorkloadInput, *, inference_only: str | None = None, training_only: str | None = None,
-             default_mode: str | None = None) -> tuple[Notes, Workload]:
+def _opening(model: ModelSpec, workload: WorkloadInput, *, inference_only: str | None = None,
+             training_only: str | None = None, default_mode: str | None = None) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
     for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
     not given (said in the assumptions)."""
@@ -615,7 +616,7 @@ def _opening(model: ModelSpec, workload: WorkloadInput, *, inference_only: str |
     if default_mode is not None and workload.mode is None:
         notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
         workload = replace(workload, mode=default_mode)
-    resolved = resolve_workload(workload, notes)
+    resolved = resolve_workload(workload, notes, model)
     if inference_only is not None and resolved.training:
         raise InvalidInputError(inference_only, "workload.mode")
     if training_only is not None and not resolved.training:

@@ -147,7 +147,7 @@ def rank_cards(
     kept, excluded = list(cards), []
     if model is not None:
         limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
-        resolved = resolve_workload(workload, notes)
+        resolved = resolve_workload(workload, notes, model)
         kept = []
         breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
         for card in cards:

@@ -85,7 +85,7 @@ def recommend(
     tier that fits within the power and budget, or the best per unit of cost with prices. With
     a serving target, each tier is sized to meet it and the fewest cards (or the least cost)
     win."""
-    resolved = resolve_workload(workload, Notes())
+    resolved = resolve_workload(workload, Notes(), model)
     if target is not None and resolved.training:
         raise InvalidInputError("a serving target needs an inference workload", "target")
     tiers = [c for c in catalog.cards if c.kind == "tier"]

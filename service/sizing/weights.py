@@ -21,12 +21,21 @@ def params_bytes(params: int, table_params: int, precision: Precision) -> int:
     Formats that keep those tables in 16-bit store them at 2 B; the rest at the format's
     bits per weight, scales included.
     """
-    table_bytes = SIXTEEN_BIT_BYTES if precision.keeps_embeddings else precision.bytes_per_value
+    table_bytes = precision.kept_bytes_per_value if precision.keeps_embeddings else precision.bytes_per_value
     return round((params - table_params) * precision.bytes_per_value + table_params * table_bytes)
+
+
+def experts_only(model: ModelSpec, precision: Precision) -> bool:
+    """Whether the format covers only the routed experts, every other tensor kept in 16-bit: a
+    checkpoint in its released format that quantises the experts alone (gpt-oss's MXFP4)."""
+    return (model.released_experts_only and precision.name == model.released_precision
+            and model.routed_experts is not None)
 
 
 def weights_bytes(model: ModelSpec, precision: Precision) -> int:
     """Every stored parameter (all experts) in the format, in bytes."""
+    if experts_only(model, precision):
+        return params_bytes(model.params, model.params - (model.expert_params or 0), precision)
     return params_bytes(model.params, embedding_table_params(model), precision)
 
 
@@ -71,7 +80,8 @@ def decode_read_bytes(model: ModelSpec, precision: Precision, batch_size: int) -
         experts, per_token, expert_params = routed
         fraction = expert_fraction_touched(experts, per_token, batch_size)
         touched = shared - expert_params + round(fraction * expert_params)
-        return params_bytes(touched, head, precision)
+        kept = shared - expert_params if experts_only(model, precision) else head
+        return params_bytes(touched, kept, precision)
     if model.is_moe:
         active = params_bytes(model.params_per_token, 0, precision)
         return min(weights_bytes(model, precision), batch_size * active)

@@ -37,7 +37,7 @@ def test_copies_beat_one_larger_copy_when_they_take_fewer_cards(client):
 def test_an_moe_model_only_pipeline_stages_hold_is_placed_on_them(client):
     """DeepSeek-V3 in bf16 on 8 GiB cards: its dense layers alone overflow a 4-card expert group,
     so no expert degree holds it, while 61 pipeline stages do."""
-    body = post(client, "/memory", {"model": "deepseek-v3", "workload": {"engine": "vllm"},
+    body = post(client, "/memory", {"model": "deepseek-v3", "workload": {"engine": "vllm", "precision": "bf16"},
                                     "hardware": {"card": "C30"}})
     assert body["fits"] and body["cards_needed"] == 244
     assert body["parallelism"]["pipeline"] == 61 and body["parallelism"]["idle_cards"] == 0

@@ -84,3 +84,54 @@ def test_rope_scaling_extends_a_configs_positions():
              "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "original_max_position_embeddings": 8192}}
     assert model_from_hf_config(llama).max_context_tokens == 131_072  # already counted in the config
     assert model_from_hf_config({**config, "rope_scaling": None}).max_context_tokens == 32_768
+
+
+def _weights_gb(answer):
+    return answer["memory"]["weights_bytes"] / 1e9
+
+
+@pytest.mark.parametrize(
+    ("model", "card", "precision", "published_gb"),
+    [
+        # OpenAI model card arXiv 2508.10925 Table 1: checkpoints of 12.8 and 60.8 GiB; "within
+        # 16GB of memory" and "a single 80GB GPU".
+        ("gpt-oss-20b", "rtx-4080-super", "mxfp4", 12.8 * 2**30 / 1e9),
+        ("gpt-oss-120b", "h100-sxm", "mxfp4", 60.8 * 2**30 / 1e9),
+        # DeepSeek-V3 ships FP8 (128x128 block scales): 671B parameters at one byte, about 673 GB
+        # without the multi-token-prediction module; eight H200s hold it.
+        ("deepseek-v3", "h200-sxm", "fp8", 673.2),
+    ],
+)
+def test_models_default_to_the_format_they_ship_in(client, model, card, precision, published_gb):
+    answer = post(client, "/estimate", {"model": model, "hardware": {"card": card}})
+    assert answer["precision"] == precision
+    assert _weights_gb(answer) == approx(published_gb, rel=0.02)
+    assert answer["fits"] and answer["cards_needed"] == (8 if model == "deepseek-v3" else 1)
+    said = next(a for a in answer["assumptions"] if a["name"] == "precision")
+    assert said["value"] == precision and "ships" in said["note"]
+    assert "precision bf16" in {alt["option"] for alt in answer["alternatives"]}
+
+
+def test_a_gguf_engine_keeps_the_tensors_outside_the_experts_at_q8_0(client):
+    """gpt-oss-20b-MXFP4.gguf is 12,109,565,632 bytes: attention and tables at Q8_0, not BF16."""
+    body = {"model": "gpt-oss-20b", "hardware": {"card": "rtx-4090"}, "workload": {"engine": "llama.cpp"}}
+    assert _weights_gb(post(client, "/estimate", body)) == approx(12.11, rel=0.03)
+
+
+def test_a_format_asked_for_and_training_keep_their_precision(client):
+    asked = post(client, "/estimate", {"model": "gpt-oss-20b", "hardware": {"card": "h100-sxm"},
+                                       "workload": {"precision": "bf16"}})
+    assert asked["precision"] == "bf16" and _weights_gb(asked) == approx(41.8, rel=0.01)
+    tuned = post(client, "/memory", {"model": "deepseek-v3", "workload": {"mode": "lora"}})
+    assert tuned["precision"] == "bf16"
+
+
+def test_an_hf_config_says_its_format():
+    from service.sizing import model_from_hf_config
+    config = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+              "num_attention_heads": 8, "vocab_size": 1000, "intermediate_size": 2048}
+    assert model_from_hf_config({**config, "torch_dtype": "float16"}).released_precision == "fp16"
+    awq = {**config, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
+    assert model_from_hf_config(awq).released_precision == "awq-int4-g128"
+    odd = {**config, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": -1}}
+    assert model_from_hf_config(odd).released_precision is None
