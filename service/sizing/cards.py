@@ -5,7 +5,7 @@ underscores ignored; aliases accepted; the closest names offered for a miss)."""
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from .errors import InvalidInputError, UnknownCardError
@@ -68,6 +68,7 @@ class Card:
     measured_source: str = ""
     link_domain_cards: int | None = None  # cards the dedicated link joins (None: a whole machine)
     pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
+    lookup_warning: str = ""  # said when a family name ("A100") resolved to this variant
 
 
 
@@ -250,30 +251,56 @@ def measured_compute_fraction(card: "Card", key: str) -> float | None:
 
 
 @dataclass(frozen=True)
+class Family:
+    """A name several cards answer to ("A100"): the variant it means, and the others it might."""
+
+    names: tuple[str, ...]
+    card: str
+    others: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
 class Catalog:
-    """All cards, in catalog order, with an index of every id and alias."""
+    """All cards, in catalog order, with an index of every id and alias, and the family names
+    that resolve to their most common variant with a warning naming the others."""
 
     cards: tuple[Card, ...]
     index: Mapping[str, Card]
+    families: Mapping[str, Family] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, name: str, field_name: str = "card") -> Card:
-        """The card called `name` (id or alias, any case), or UnknownCardError."""
-        card = self.index.get(normalise_name(name))
-        if card is None:
-            raise UnknownCardError(
-                f"unknown card {name!r}{closest_hint(name, self.index)}; GET /cards lists the catalog",
-                field_name,
-            )
-        return card
+        """The card called `name` (id, alias or family name, any case), or UnknownCardError."""
+        key = normalise_name(name)
+        card = self.index.get(key)
+        if card is not None:
+            return card
+        family = self.families.get(key)
+        if family is not None:
+            return replace(self.index[family.card], lookup_warning=(
+                f"{name!r} is taken as {family.card} ({family.why}); it may also mean "
+                f"{', '.join(family.others)}: name the card to choose"))
+        raise UnknownCardError(
+            f"unknown card {name!r}{closest_hint(name, {**self.index, **self._family_cards()})}; "
+            "GET /cards lists the catalog", field_name)
+
+    def _family_cards(self) -> dict[str, Card]:
+        return {key: self.index[f.card] for key, f in self.families.items()}
 
 
 
 def closest_hint(name: str, index: Mapping) -> str:
-    """'; closest: a, b, c' naming the entries whose ids or aliases are nearest to `name`."""
-    keys = difflib.get_close_matches(normalise_name(name), list(index), n=8, cutoff=0.6)
+    """'; closest: a, b, c' naming the entries nearest to `name`: first those that share its
+    model number ("a100", "4090"), then the nearest spellings, so that a near miss names its
+    own family before another generation's card."""
+    key = normalise_name(name)
+    numbers = set(re.findall(r"[a-z]*\d+[a-z]*", key.replace("-", " ")))
+    family = [k for k in index if numbers & set(re.findall(r"[a-z]*\d+[a-z]*", k.replace("-", " ")))]
+    family.sort(key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
+    keys = family + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
     ids: list[str] = []
-    for key in keys:
-        entry_id = index[key].id
+    for k in keys:
+        entry_id = index[k].id
         if entry_id not in ids:
             ids.append(entry_id)
     return f"; closest: {', '.join(ids[:3])}" if ids else ""
@@ -295,9 +322,31 @@ def name_index(entries, names) -> Mapping:
 
 
 
-def build_catalog(cards: tuple[Card, ...]) -> Catalog:
-    """Index cards by id and aliases."""
-    return Catalog(cards=cards, index=name_index(cards, lambda c: (c.id, *c.aliases)))
+def build_catalog(cards: tuple[Card, ...], families: tuple[Family, ...] = ()) -> Catalog:
+    """Index cards by id and aliases, and the family names (each naming cards the catalog has,
+    and no name a card claims)."""
+    index = name_index(cards, lambda c: (c.id, *c.aliases))
+    by_family: dict[str, Family] = {}
+    for family in families:
+        missing = [i for i in (family.card, *family.others) if normalise_name(i) not in index]
+        if missing:
+            raise ValueError(f"family {family.names[0]!r} names cards not in the catalog: {missing}")
+        for name in family.names:
+            key = normalise_name(name)
+            if key in index or key in by_family:
+                raise ValueError(f"family name {name!r} is claimed twice")
+            by_family[key] = family
+    return Catalog(cards=cards, index=index, families=MappingProxyType(by_family))
+
+
+def family(raw: Mapping, where: str) -> Family:
+    """A [[family]] entry of cards.toml."""
+    names, card, others, why = raw.get("names"), raw.get("card"), raw.get("others"), raw.get("why")
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)
+            and isinstance(card, str) and isinstance(others, list) and others
+            and all(isinstance(o, str) for o in others) and isinstance(why, str) and why.strip()):
+        raise ValueError(f"{where}: a family needs names, card, others and why")
+    return Family(tuple(names), card, tuple(others), why)
 
 
 

@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
-from .cards import Card, Catalog, build_catalog, real_card, tier_card
+from .cards import Card, Catalog, build_catalog, family, normalise_name, real_card, tier_card
 from .presets import ModelCatalog, ModelPreset, build_model_catalog, model_preset, shared_configs
 
 
@@ -24,9 +24,11 @@ def catalog() -> Catalog:
     """The packaged card catalog, read once: the guide's tiers, then real cards."""
     tiers = tuple(tier_card(raw) for raw in read_data("tiers.toml")["tier"])
     by_id = {t.id: t for t in tiers}
+    data = read_data("cards.toml")
     cards = tuple(real_card(raw, by_id, f"cards.toml card {i + 1} ({raw.get('id')})")
-                  for i, raw in enumerate(read_data("cards.toml").get("card", [])))
-    return build_catalog(tiers + cards)
+                  for i, raw in enumerate(data.get("card", [])))
+    families = tuple(family(raw, f"cards.toml family {i + 1}") for i, raw in enumerate(data.get("family", [])))
+    return build_catalog(tiers + cards, families)
 
 
 
@@ -77,7 +79,10 @@ def extend_catalogs(
     card_ids, model_ids = {c.id for c in cards}, {m.id for m in models}
     merged_cards = tuple(c for c in base.cards.cards if c.id not in card_ids) + cards
     merged_models = tuple(m for m in base.models.models if m.id not in model_ids) + models
-    card_catalog = build_catalog(merged_cards)
+    claimed = {normalise_name(n) for c in merged_cards for n in (c.id, *c.aliases)}
+    kept = tuple(f for f in dict.fromkeys(base.cards.families.values())  # an operator's name wins
+                 if not claimed & {normalise_name(n) for n in f.names})
+    card_catalog = build_catalog(merged_cards, kept)
     for card_id in prices:
         card_catalog.get(card_id, "prices")
     return Catalogs(card_catalog, build_model_catalog(merged_models),

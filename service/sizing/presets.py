@@ -1,8 +1,10 @@
 """Model presets: each model's architecture (given, or computed from its config.json), its
 published figures with their sources, and the presets' lookup."""
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from .cards import closest_hint, name_index, normalise_name
 from .errors import SizingError, UnknownModelError
@@ -24,14 +26,27 @@ class ModelPreset:
 
 
 
+# Words a buyer adds to a model's name that do not change which model it is.
+_NAME_NOISE = frozenset(("meta", "instruct", "chat", "hf", "base", "gguf", "model", "latest"))
+
+
+def compact_name(name: str) -> str:
+    """A looser lookup key: the name after any "org/", without separators or the words that
+    do not pick a model ("Meta-Llama-3-8B-Instruct", "llama3:8b" and "Llama 3 8B" agree)."""
+    words = re.split(r"[\s_\-:]+", name.strip().lower().rsplit("/", 1)[-1])
+    return "".join(w for w in words if w and w not in _NAME_NOISE)
+
+
 @dataclass(frozen=True)
 class ModelCatalog:
     models: tuple[ModelPreset, ...]
     index: Mapping[str, ModelPreset]
+    loose: Mapping[str, ModelPreset] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, name: str, field_name: str = "model") -> ModelPreset:
-        """The preset called `name` (id or alias, any case), or UnknownModelError."""
-        preset = self.index.get(normalise_name(name))
+        """The preset called `name` (id or alias, any case; else by its compact spelling when
+        that names one preset), or UnknownModelError."""
+        preset = self.index.get(normalise_name(name)) or self.loose.get(compact_name(name))
         if preset is None:
             raise UnknownModelError(
                 f"unknown model {name!r}{closest_hint(name, self.index)}; GET /models lists the "
@@ -118,7 +133,13 @@ def _released(raw: Mapping, spec: ModelSpec, where: str) -> ModelSpec:
 
 
 def build_model_catalog(presets: tuple[ModelPreset, ...]) -> ModelCatalog:
-    return ModelCatalog(presets, name_index(presets, lambda m: (m.id, m.spec.name, *m.aliases)))
+    index = name_index(presets, lambda m: (m.id, m.spec.name, *m.aliases))
+    loose: dict[str, list[ModelPreset]] = {}
+    for preset in presets:
+        for key in {compact_name(n) for n in (preset.id, preset.spec.name, *preset.aliases)}:
+            loose.setdefault(key, []).append(preset)
+    unique = {k: v[0] for k, v in loose.items() if len(v) == 1}  # an ambiguous spelling names none
+    return ModelCatalog(presets, index, MappingProxyType(unique))
 
 
 

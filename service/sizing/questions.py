@@ -284,7 +284,7 @@ def _plan(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswe
 
 def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
     """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
-    notes, resolved = _opening(model, workload)
+    notes, resolved = _opening(model, workload, cards=(hardware.card,) if hardware else ())
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
         return _memory_result(model, resolved, breakdown, None, None, notes)
@@ -311,7 +311,8 @@ def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakd
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
     """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
     that holds the job), under the engine's plan."""
-    notes, resolved = _opening(model, workload, inference_only="throughput answers decode speed for inference; "
+    notes, resolved = _opening(model, workload, cards=(hardware.card,),
+                               inference_only="throughput answers decode speed for inference; "
                                "/scaling answers training time")
     job = place_serving(model, resolved, hardware, notes)
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
@@ -330,7 +331,8 @@ def scaling(
     """Training compute and time on the cards by the plan's step and the guide's curve, the curve
     over card counts (copies of the plan's model-parallel group), and the least counts that meet
     a deadline."""
-    notes, resolved = _opening(model, workload, training_only="scaling is for training modes", default_mode="pretrain")
+    notes, resolved = _opening(model, workload, cards=(hardware.card,), training_only="scaling is for training modes",
+                               default_mode="pretrain")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
     job = place_training(model, resolved, hardware, notes)
@@ -367,6 +369,7 @@ def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Pric
     cards and a price, the cost of owning them."""
     notes = Notes()
     host = None
+    card_warnings((hardware.card,) if hardware else (), notes)
     if hardware is not None:
         count = hardware.count or 1
         host = host_sizing(hardware.card, count, cards_per_machine(hardware.card, hardware.cards_per_node, notes))
@@ -410,7 +413,7 @@ def estimate(
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
     warnings, summary."""
-    notes, resolved = _opening(model, workload)
+    notes, resolved = _opening(model, workload, cards=(hardware.card,))
     card = hardware.card
     speed = train = None
     if resolved.training:
@@ -466,7 +469,8 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
              lang: str | None = None) -> CapacityResult:
     """The cards (and machines) of each kind that serve the target, each on the engine's best
     plan; the option with the fewest cards (then the least power) is best."""
-    notes, resolved = _opening(model, workload, inference_only="a serving target needs an inference workload")
+    notes, resolved = _opening(model, workload, cards=cards,
+                               inference_only="a serving target needs an inference workload")
     options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
                                  target, notes) for card in cards)
     meeting = [o for o in options if o.meets_target]
@@ -607,12 +611,20 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     return tuple(out)
 
 
-def _opening(model: ModelSpec, workload: WorkloadInput, *, inference_only: str | None = None,
-             training_only: str | None = None, default_mode: str | None = None) -> tuple[Notes, Workload]:
+def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:
+    """Say which variant a family name ("A100") was taken as, once per card."""
+    for warning in dict.fromkeys(c.lookup_warning for c in cards if c.lookup_warning):
+        notes.warn(warning)
+
+
+def _opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
+             inference_only: str | None = None, training_only: str | None = None,
+             default_mode: str | None = None) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
     for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
     not given (said in the assumptions)."""
     notes = Notes()
+    card_warnings(cards, notes)
     if default_mode is not None and workload.mode is None:
         notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
         workload = replace(workload, mode=default_mode)

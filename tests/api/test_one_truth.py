@@ -135,3 +135,55 @@ def test_an_hf_config_says_its_format():
     assert model_from_hf_config(awq).released_precision == "awq-int4-g128"
     odd = {**config, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": -1}}
     assert model_from_hf_config(odd).released_precision is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "card", "others"),
+    [
+        ("A100", "a100-80gb-sxm", ("a100-80gb-pcie", "a100-40gb-sxm")),
+        ("A100 80GB", "a100-80gb-sxm", ("a100-80gb-pcie",)),
+        ("H100", "h100-sxm", ("h100-pcie", "h100-nvl")),
+        ("A800", "a800-80gb-sxm", ("a800-80gb-pcie",)),
+        ("H800", "h800-sxm", ("h800-pcie",)),
+    ],
+)
+def test_a_family_name_resolves_to_its_common_variant_and_names_the_others(client, typed, card, others):
+    answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": typed}})
+    assert answer["card"]["id"] == card
+    said = [w for w in answer["warnings"] if "taken as" in w]
+    assert said and all(o in said[0] for o in others)
+    cost = post(client, "/cost", {"hardware": {"card": typed}})
+    assert any("taken as" in w for w in cost["warnings"])
+
+
+def test_an_exact_card_name_says_nothing_about_families(client):
+    answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-pcie"}})
+    assert not any("taken as" in w for w in answer["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("typed", "model"),
+    [("Llama-3-8B", "llama-3-8b"), ("Llama 3 70B", "llama-3-70b"), ("Qwen3-32B", "qwen3-32b"),
+     ("Mistral Large", "mistral-large-2407"), ("llama3.1:8b", "llama-3.1-8b"),
+     ("Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"), ("Qwen2.5 72B Instruct", "qwen2.5-72b"),
+     ("DeepSeek V3", "deepseek-v3"), ("Mixtral 8x7B", "mixtral-8x7b"), ("phi4", "phi-4")],
+)
+def test_model_names_resolve_as_a_buyer_types_them(client, typed, model):
+    assert post(client, "/memory", {"model": typed})["model"]["name"] == \
+        client.get(f"/models/{model}").get_json()["name"]
+
+
+@pytest.mark.parametrize(("typed", "first"), [("A100 90GB", "a100-"), ("RTX 4090 DD", "rtx-4090"),
+                                              ("H21", "h20"), ("MI301X", "mi300x")])
+def test_a_near_miss_suggests_its_own_family_first(client, typed, first):
+    response = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": typed}})
+    assert response.status_code in (404, 422)
+    closest = response.get_json()["detail"].split("closest: ")[1]
+    assert closest.startswith(first), closest
+
+
+@pytest.mark.parametrize("card", ["h20", "l20", "a800-80gb-sxm", "a800-80gb-pcie", "h800-sxm",
+                                  "rtx-4090-d", "mlu370-x8", "tesla-p40"])
+def test_the_cards_chinese_buyers_choose_between_are_in_the_catalog_with_sources(client, card):
+    body = client.get(f"/cards/{card}").get_json()
+    assert body["id"] == card and body["source"] and body["memory_gib"] > 0

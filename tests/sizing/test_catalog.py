@@ -99,7 +99,7 @@ REAL = [c for c in catalog().cards if c.kind == "card"]
 
 def test_at_least_thirty_real_cards_from_three_vendors():
     assert len(REAL) >= 30
-    assert {c.vendor for c in REAL} == {"NVIDIA", "AMD", "Intel"}
+    assert {"NVIDIA", "AMD", "Intel", "Cambricon"} <= {c.vendor for c in REAL}
     assert {c.line for c in REAL} == {"consumer", "workstation", "datacenter"}
 
 
