@@ -210,8 +210,10 @@ class CardSpecSchema(_Strict):
         "Card-to-card bandwidth per card in GB/s."))
     interconnect = fields.String(validate=validate.OneOf(INTERCONNECT_KINDS), metadata=doc(
         "pcie or dedicated (NVLink-class); defaults by line."))
-    line = fields.String(required=True, validate=validate.OneOf(LINES), metadata=doc(
-        "Product line: consumer, workstation or datacenter."))
+    line = fields.String(validate=validate.OneOf(LINES), metadata=doc(
+        "Product line: consumer, workstation or datacenter; default: inferred from the figures "
+        "(a dedicated link or over 96 GB: datacenter; ECC or over 32 GB: workstation; else "
+        "consumer), said in assumptions."))
     ecc = StrictBoolean()
     name = fields.String(validate=_NAME)
 

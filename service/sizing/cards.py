@@ -69,6 +69,7 @@ class Card:
     link_domain_cards: int | None = None  # cards the dedicated link joins (None: a whole machine)
     pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
     lookup_warning: str = ""  # said when a family name ("A100") resolved to this variant
+    line_assumed: str = ""  # why a custom card's line was inferred, when the caller gave none
 
 
 
@@ -356,13 +357,17 @@ def custom_card(
     bandwidth_gb_per_s: float,
     dense_tflops: Mapping[str, float],
     power_w: float,
-    line: str,
+    line: str | None = None,
     interconnect_gb_per_s: float | None = None,
     interconnect: str | None = None,
     ecc: bool | None = None,
     name: str = "custom card",
 ) -> Card:
-    """A card described by the caller's figures (the same units as the catalog's)."""
+    """A card described by the caller's figures (the same units as the catalog's); without a
+    line, the line its figures suggest (said in the answer)."""
+    assumed = ""
+    if line is None:
+        line, assumed = infer_line(memory_gib, interconnect_gb_per_s, interconnect, ecc)
     if line not in LINES:
         raise InvalidInputError(f"line must be one of {', '.join(LINES)}", "hardware.card.line")
     kind = interconnect or ("dedicated" if line == "datacenter" else "pcie")
@@ -382,4 +387,22 @@ def custom_card(
         ecc=line != "consumer" if ecc is None else ecc,
         memory_type=None,
         source="figures given by the caller",
+        line_assumed=assumed,
     )
+
+
+# Above this a card-to-card link is a dedicated fabric, not a PCIe slot (Gen5 x16 is 128 GB/s).
+PCIE_MAX_GB_PER_S = 128
+CONSUMER_MAX_GIB = 32  # the largest consumer card (RTX 5090) holds 32 GB
+
+
+def infer_line(memory_gib: float, link_gb_per_s: float | None, interconnect: str | None,
+               ecc: bool | None) -> tuple[str, str]:
+    """The product line a card's figures suggest, and why: a dedicated link or more memory than a
+    workstation card holds means data centre; ECC or more than a consumer card's 32 GB means
+    workstation; else consumer."""
+    if interconnect == "dedicated" or (link_gb_per_s or 0) > PCIE_MAX_GB_PER_S or memory_gib > 96:
+        return "datacenter", "no line given: a dedicated link or more than 96 GB means a data-centre card"
+    if ecc or memory_gib > CONSUMER_MAX_GIB:
+        return "workstation", "no line given: ECC or more than 32 GB on PCIe means a workstation card"
+    return "consumer", "no line given: a PCIe card of 32 GB or less without ECC is taken as consumer"

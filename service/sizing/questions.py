@@ -612,9 +612,13 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
 
 
 def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:
-    """Say which variant a family name ("A100") was taken as, once per card."""
+    """Say which variant a family name ("A100") was taken as, once per card, and the line a
+    custom card was taken to be."""
     for warning in dict.fromkeys(c.lookup_warning for c in cards if c.lookup_warning):
         notes.warn(warning)
+    for card in cards:
+        if card.line_assumed:
+            notes.assume("hardware.card.line", card.line, card.line_assumed)
 
 
 def _opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),

@@ -18,6 +18,7 @@ from .memory import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import Placement
 from .plan import Parallelism
+from .precision import GGUF_ENGINES
 from .units import BILLION
 
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
@@ -176,7 +177,7 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     """The deployments of one copy of `par` (its replicas are the copies)."""
     engine = ENGINES[workload.engine]
     group = replace(par, data=1, replicas=1)
-    peak = compute_flops(card, workload.precision.compute_keys, notes, "compute")
+    peak = compute_flops(card, compute_path(card, workload, notes), notes, "compute")
     fraction = achievable_fraction(card, notes)
     efficiency = _efficiency_range(workload, engine, card, fraction, notes)
     measured = _compute_fraction(card, workload, notes)
@@ -534,10 +535,33 @@ def _curve(s: Setup, context: int, concurrency: int | None,
 
 
 def _compute_key(card: Card, workload: Workload) -> str:
-    for key in workload.precision.compute_keys:
+    for key in compute_path(card, workload, None):
         if key in card.dense_flops:
             return key
     return "bf16"
+
+
+def compute_path(card: Card, workload: Workload, notes: Notes | None) -> tuple[str, ...]:
+    """The rate the engine multiplies the format's weights through on this card: the fastest it
+    would use, not only the format's own. Any engine can compute in FP32 (a Tesla P40 runs
+    half precision at 1/64 rate, so llama.cpp computes in FP32 there), and llama.cpp multiplies
+    GGUF-quantised weights through INT8 dot products (DP4A or INT8 tensor cores)."""
+    precision = workload.precision
+    candidates = precision.compute_keys + ("fp32",)
+    if precision.family == "gguf" and workload.engine in GGUF_ENGINES:
+        candidates = ("int8",) + candidates
+    listed = [k for k in dict.fromkeys(candidates) if k in card.dense_flops]
+    if not listed:
+        return precision.compute_keys
+    fastest = max(listed, key=lambda k: card.dense_flops[k])  # the first listed on a tie
+    own = next((k for k in precision.compute_keys if k in card.dense_flops), None)
+    if notes is not None and fastest != own:
+        against = "" if own is None else \
+            f" against {card.dense_flops[own] / 1e12:g} for {own}"
+        notes.assume("compute_path", fastest,
+                     f"{workload.engine} multiplies {precision.name} weights through {fastest} on "
+                     f"{card.id}: {card.dense_flops[fastest] / 1e12:g} TFLOPS{against}")
+    return (fastest,)
 
 
 def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:

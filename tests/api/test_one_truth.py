@@ -187,3 +187,31 @@ def test_a_near_miss_suggests_its_own_family_first(client, typed, first):
 def test_the_cards_chinese_buyers_choose_between_are_in_the_catalog_with_sources(client, card):
     body = client.get(f"/cards/{card}").get_json()
     assert body["id"] == card and body["source"] and body["memory_gib"] > 0
+
+
+@pytest.mark.parametrize(
+    ("precision", "path"),
+    [("q4_0", "int8"),  # llama.cpp multiplies GGUF weights through INT8 dot products (DP4A)
+     ("fp16", "fp32")],  # Pascal runs FP16 at 1/64 rate: the engine computes in FP32
+)
+def test_the_roofline_takes_the_compute_path_the_engine_takes(client, precision, path):
+    body = {"model": "llama-2-7b", "hardware": {"card": "tesla-p40"},
+            "workload": {"precision": precision, "engine": "llama.cpp", "context_tokens": 128}}
+    answer = post(client, "/throughput", body)
+    assert answer["compute_precision"] == path
+    if precision == "q4_0":
+        # llama.cpp PR #4766: llama 7B Q4_0 tg128 on a P40 at 56.79 tokens/s.
+        assert answer["decode_tokens_per_s_ceiling"] >= 56.79
+        assert answer["bound"] == "memory"
+    said = {a["name"]: a for a in answer["assumptions"]}
+    assert said["compute_path"]["value"] == path
+
+
+def test_a_custom_card_without_a_line_gets_one_and_says_so(client):
+    card = {"memory_gib": 24, "bandwidth_gb_per_s": 1000, "dense_tflops": {"bf16": 160}, "power_w": 450}
+    answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": card}})
+    said = {a["name"]: a for a in answer["assumptions"]}
+    assert said["hardware.card.line"]["value"] == "consumer"
+    big = {**card, "memory_gib": 141, "interconnect_gb_per_s": 900}
+    answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": big}})
+    assert {a["name"]: a for a in answer["assumptions"]}["hardware.card.line"]["value"] == "datacenter"
