@@ -3,9 +3,18 @@
 PORT (8000), HOST (127.0.0.1), WORKERS (2), THREADS (4) and LOG_LEVEL (info) set the bind, the
 pool and the logs. The worker count is never derived from the host's CPU count, which inside
 a container is the node's, not the pod's share.
+
+PROMETHEUS_MULTIPROC_DIR, the folder the workers write their metric samples to: when it is
+set (the image and the Kubernetes pod set it), deploy/entrypoint.sh empties it before gunicorn
+starts, so it must belong to this one instance. When it is unset, the master makes a fresh
+folder of its own under TMPDIR (sizing-metrics-<pid>-<random>) and removes it when it exits,
+so two instances on one host neither share nor wipe each other's counts.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 from service.logs import logging_config
 
@@ -39,6 +48,22 @@ accesslog = None
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "info").upper())
 # Each worker builds its own app after the fork, so metric files are per worker pid.
 preload_app = False
+
+
+def on_starting(server):
+    """The master, before it binds or forks: a metrics folder of its own unless one is configured."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        folder = tempfile.mkdtemp(prefix=f"sizing-metrics-{os.getpid()}-")
+        # Workers are forked from the master, so they inherit the folder with the environment.
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+        atexit.register(_remove_own_folder, folder, os.getpid())
+
+
+def _remove_own_folder(folder: str, master_pid: int) -> None:
+    # Workers inherit the master's exit handlers and also leave through sys.exit: only the
+    # master that made the folder removes it (on SIGTERM, SIGINT, SIGQUIT, or a failed bind).
+    if os.getpid() == master_pid:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def post_fork(server, worker):

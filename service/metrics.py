@@ -1,9 +1,11 @@
 """Prometheus metrics: requests by route template, method and status; estimates by endpoint
 and product line; build info. Correct under gunicorn's multiprocess mode.
 
-With PROMETHEUS_MULTIPROC_DIR set (deploy/entrypoint.sh sets and wipes it before gunicorn
-starts), each worker writes its samples to files there and every scrape builds a fresh
-registry that merges them; without it, the process's default registry is served.
+With PROMETHEUS_MULTIPROC_DIR set, each worker writes its samples to files there and every
+scrape builds a fresh registry that merges them; without it, the process's default registry is
+served. Under gunicorn it is always set before the workers start: a configured folder is
+emptied by deploy/entrypoint.sh, and otherwise the master makes a fresh one of its own
+(deploy/gunicorn.conf.py), so instances on one host never share or wipe each other's.
 """
 
 import os
