@@ -1,10 +1,13 @@
 """Operations endpoints: liveness, readiness and the contract itself."""
 
+import json
 import os
 from functools import cache
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app
+import yaml
+from flask import Blueprint, Flask, Response, before_render_template, current_app
+from jinja2 import Template
 
 from .catalogs import current_catalogs
 
@@ -42,3 +45,40 @@ def openapi_yaml():
 def docs():
     """The Swagger UI page without the trailing slash (the blueprint serves /docs/ and assets)."""
     return current_app.view_functions["docs.show"]()
+
+
+# The docs page when no API keys are set. openapi.yaml declares the keys (security and
+# securitySchemes) for the deployments that set SIZING_API_KEYS, and /openapi.yaml serves the
+# file as written; but a page that loads it shows an Authorize button and a padlock on every
+# operation, offering keys nobody checks. Without keys the page is handed the contract inline
+# instead, without its security, and /openapi.yaml stays the file.
+DOCS_TEMPLATE = "index.template.html"  # flask-swagger-ui's page
+
+
+@cache
+def open_spec() -> dict:
+    """The contract as an API without keys applies it: no security requirement anywhere and no
+    security schemes."""
+    spec = yaml.safe_load(spec_text())
+    spec.pop("security", None)
+    spec.get("components", {}).pop("securitySchemes", None)
+    for path_item in spec.get("paths", {}).values():
+        for operation in path_item.values():
+            if isinstance(operation, dict):
+                operation.pop("security", None)
+    return spec
+
+
+def _docs_page_without_keys(app: Flask, template: Template, context: dict, **_) -> None:
+    if template.name != DOCS_TEMPLATE or "config_json" not in context or app.config.get("API_KEYS"):
+        return
+    config = json.loads(context["config_json"])
+    config.pop("url", None)  # Swagger UI reads `spec` then; `url` would be fetched instead
+    config["spec"] = open_spec()
+    # The config is written into a <script>: no "<" may reach the HTML parser ("</script>").
+    context["config_json"] = json.dumps(config, default=str).replace("<", "\\u003c")
+
+
+@bp.record_once
+def _connect_docs_page(state) -> None:
+    before_render_template.connect(_docs_page_without_keys, state.app)

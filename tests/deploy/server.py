@@ -60,13 +60,15 @@ class Server:
                 self.proc.wait()
 
 
-def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str) -> Server:
+def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None) -> Server:
+    """A started server; an `env` value of None leaves that variable unset."""
     port = free_port()
     environment = {
         **os.environ, "PORT": str(port), "WORKERS": str(workers), "THREADS": str(threads),
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
         "GUNICORN": str(Path(sys.executable).with_name("gunicorn")), **env,
     }
+    environment = {name: value for name, value in environment.items() if value is not None}
     log_path = tmp_path / "server.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
@@ -88,7 +90,7 @@ def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str) -> Ser
 
 
 @contextmanager
-def running(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str) -> Iterator[Server]:
+def running(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None) -> Iterator[Server]:
     """A started server, stopped when the block ends, whether its assertions held or not."""
     server = start(tmp_path, workers, threads, **env)
     try:

@@ -47,3 +47,16 @@ def test_docs_screenshot_is_saved(running, tmp_path):
     shot = tmp_path / "docs.png"
     chromium(tmp_path, f"--screenshot={shot}", f"{running.base}/docs")
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_without_keys_the_page_offers_no_authorize_button_or_padlocks(running, tmp_path):
+    dom = chromium(tmp_path, "--dump-dom", f"{running.base}/docs").stdout
+    assert 'data-path="/estimate"' in dom
+    assert "btn authorize" not in dom and "authorization__btn" not in dom
+
+
+def test_with_keys_the_page_offers_them(tmp_path):
+    with srv.running(tmp_path, workers=1, threads=4, SIZING_API_KEYS="k1") as server:
+        dom = chromium(tmp_path, "--dump-dom", f"{server.base}/docs").stdout
+    assert 'data-path="/estimate"' in dom
+    assert "btn authorize" in dom and "authorization__btn" in dom
