@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 WORKERS ?= 2
 THREADS ?= 4
+# Two stamps: make run installs what serving needs; make test (and the tools' targets) add the
+# test extras on top.
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
@@ -16,14 +19,18 @@ help: ## list the targets
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+$(RUN_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install the service with its test tools
 
-run: $(STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS)
+run: $(RUN_STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS; only what serving needs)
 	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) GUNICORN=$(BIN)/gunicorn deploy/entrypoint.sh
 
 test: $(STAMP) ## run the whole test suite
