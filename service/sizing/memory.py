@@ -2,7 +2,7 @@
 memory answer they make (a breakdown by component, and its fit on a card)."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import defaults as d
 from . import training as tr
@@ -76,7 +76,9 @@ class MemoryBreakdown:
     kv_cache_bytes_per_sequence: int | None
     activations_bytes: int | None
     runtime_overhead_bytes: int
-    total_bytes: int
+    total_bytes: int = field(metadata={"description": (
+        "The job's need as one copy, before it is split over cards (one runtime); fit.total_bytes "
+        "is the same need summed over the cards the plan uses.")})
     bytes_per_param: float
     bytes_per_param_low: float
     bytes_per_param_high: float
@@ -180,7 +182,9 @@ class FitAnswer:
     need_bytes_per_card: int
     model_state_bytes_per_card: int
     free_bytes_per_card: int
-    total_bytes: int
+    total_bytes: int = field(metadata={"description": (
+        "need_bytes_per_card x the cards the plan uses: every card's runtime and any state kept "
+        "on each card counted on each; the summary's 'in all'.")})
     max_concurrent_sequences: int | None
     reason: str
 

@@ -30,7 +30,7 @@ from .placement import (
     serving_placements,
     training_placements,
 )
-from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
 from .summary import summarise
 from .throughput import (
     Setup,
@@ -264,7 +264,39 @@ def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput
     place = cluster_for(card, hardware, notes)
     answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
     _training_warnings(answer, card, shown.parallelism, notes)
+    if not shown.fits:  # no count holds it: no time on a configuration that cannot run
+        notes.warn(_training_fixes(model, placements.workload, card, per_machine))
+        answer = replace(answer, time_s=None, time_days=None, time_s_range=None,
+                         time_s_guide_curve=None, step_time_s=None, steps=None)
     return Training(placements.workload, placements.breakdown, placements, fit, shown, place, answer)
+
+
+def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machine: int) -> str:
+    """What makes a training batch fit when no count of `card` holds it: the largest micro-batch
+    that does, full recomputation, or both; tensor parallelism is what remains."""
+    def least(variant: Workload) -> int | None:
+        try:
+            held = training_placements(model, variant, card, None, per_machine, Notes()).least
+        except InvalidInputError:
+            return None
+        return None if held is None else held.cards
+
+    fixes = []
+    for recompute in dict.fromkeys((workload.recompute, "full")):
+        micro = workload.batch_size
+        while micro >= 1:
+            cards = least(replace(workload, batch_size=micro, recompute=recompute))
+            if cards is not None:
+                change = [f"micro-batch {micro}" if micro != workload.batch_size else "",
+                          "full recomputation" if recompute != workload.recompute else ""]
+                fixes.append(f"{' with '.join(filter(None, change))} fits on {cards} x {card.id}")
+                break
+            micro //= 2
+    tail = ("; else tensor parallelism over more cards, a shorter context or a card with more "
+            "memory")
+    found = "; ".join(fixes) if fixes else "no micro-batch fits, even with full recomputation"
+    return (f"the training batch (micro-batch {workload.batch_size} of {workload.context_tokens:,} "
+            f"tokens) does not fit on any number of {card.id}, so no time is quoted: {found}{tail}")
 
 
 def _shown(asked: Placement, least: Placement | None) -> Placement:
@@ -350,11 +382,33 @@ def scaling(
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
+    plan = _plan(job.placement, answer)
+    if by_deadline[0] is not None and deadline_days is not None:
+        answer, plan = _at_deadline(model, job, hardware, group, by_deadline[0], deadline_days, notes)
     return ScalingResult(
         training=answer, model=model, card=hardware.card, mode=job.workload.mode, fit=job.fit,
-        parallelism=_plan(job.placement, answer), curve=curve, deadline_days=deadline_days,
+        parallelism=plan, curve=curve, deadline_days=deadline_days,
         cards_needed_by_memory=job.fit.cards_needed, cards_needed_for_deadline=by_deadline[0],
         cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **notes.said())
+
+
+def _at_deadline(model: ModelSpec, job: Training, hardware: HardwareInput, group: Parallelism,
+                 cards: int, deadline_days: float, notes: Notes) -> tuple[TrainingAnswer, PlanAnswer]:
+    """The answer a deadline asks for: its card count and time (a count the caller gave stays,
+    with a warning when it misses the deadline)."""
+    shown = job.answer
+    if hardware.count is not None:
+        if shown.time_s is not None and shown.time_s > deadline_days * SECONDS_PER_DAY:
+            notes.warn(f"{shown.cards} cards take {shown.time_s / SECONDS_PER_DAY:.1f} days: "
+                       f"{cards} meet the {deadline_days:g}-day deadline")
+        return shown, _plan(job.placement, shown)
+    par = replace(group, data=cards // group.group)
+    answer = training_answer(model, job.workload, hardware.card, par, job.cluster, Notes())
+    notes.assume("cards", cards, f"the least count that finishes within {deadline_days:g} days "
+                 f"(memory alone needs {job.fit.cards_needed})")
+    per_machine = job.placement.cards_per_machine
+    plan = plan_answer(par, cards, machines_for(par, per_machine), per_machine, False, answer)
+    return answer, plan
 
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> ScalingPoint:
@@ -583,7 +637,7 @@ def _training_alternative(model, variant, hardware, label) -> Alternative:
     if job.fit.cards_needed is None:
         return Alternative(label, None, "need_bytes_per_card", None, "does not fit on any count")
     return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
-                       f"{compute_multiplier(resolved.recompute):g} FLOPs per parameter and token; "
+                       f"{compute_multiplier(resolved.recompute, resolved.adapters):g} FLOPs per parameter and token; "
                        f"{job.placement.parallelism.describe()}")
 
 
@@ -703,10 +757,6 @@ def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, note
                    f"each step ({par.pipeline} stages, {train.gradient_accumulation} micro-batches): a "
                    "larger global batch, fewer stages, or an interleaved schedule (virtual stages, "
                    "which this estimate does not credit) shrink it")
-    if train.steps is not None and train.steps < 1:
-        notes.warn(f"the run's {train.train_tokens:,.0f} tokens are less than one optimizer step "
-                   f"({train.global_batch_tokens:,} tokens): the time is that share of one step; "
-                   "a smaller global batch gives the run real steps")
     if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
         parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
                  "expert all-to-alls": train.expert_comm_s or 0.0,

@@ -20,6 +20,7 @@ class _Sentences(TypedDict):
     mode: dict[str, str]
     bound: dict[str, str]
     need: str
+    need_many: str
     never: str
     fits: str
     short: str
@@ -42,7 +43,10 @@ _TEXT: dict[str, _Sentences] = {
                  "lora": "a LoRA fine-tune", "qlora": "a QLoRA fine-tune", "pretrain": "pre-training"},
         "bound": {"memory": "memory-bound", "compute": "compute-bound"},
         "need": ("A {params_b:.1f}B-parameter model in {precision} for {mode} needs {total_gb:.1f} GB "
-                 "on {count} card{plural}, of which {state_gb:.1f} GB is model state."),
+                 "on one card, of which {state_gb:.1f} GB is model state."),
+        "need_many": ("A {params_b:.1f}B-parameter model in {precision} for {mode} needs {card_gb:.1f} GB "
+                      "per card on {count} cards ({total_gb:.1f} GB in all), of which {state_gb:.1f} GB "
+                      "per card is model state."),
         "never": "It does not fit on any number of {card} cards.",
         "fits": "It fits on {count} x {card} ({free_gb:.1f} GB free per card).",
         "short": ("It does not fit on {count} x {card} ({short_gb:.1f} GB short per card); "
@@ -68,8 +72,10 @@ _TEXT: dict[str, _Sentences] = {
         "mode": {"inference": "推理", "full_finetune": "全参数微调", "lora": "LoRA 微调",
                  "qlora": "QLoRA 微调", "pretrain": "预训练"},
         "bound": {"memory": "带宽受限", "compute": "算力受限"},
-        "need": ("{params_b:.1f}B 参数的模型以 {precision} 做{mode}，在 {count} 张卡上需要 "
-                 "{total_gb:.1f} GB 显存，其中模型状态 {state_gb:.1f} GB。"),
+        "need": ("{params_b:.1f}B 参数的模型以 {precision} 做{mode}，单卡需要 {total_gb:.1f} GB 显存，"
+                 "其中模型状态 {state_gb:.1f} GB。"),
+        "need_many": ("{params_b:.1f}B 参数的模型以 {precision} 做{mode}，在 {count} 张卡上每卡需要 "
+                      "{card_gb:.1f} GB 显存（合计 {total_gb:.1f} GB），其中每卡模型状态 {state_gb:.1f} GB。"),
         "never": "任何数量的 {card} 都放不下。",
         "fits": "{count} 张 {card} 放得下（每卡余 {free_gb:.1f} GB）。",
         "short": "{count} 张 {card} 放不下（每卡差 {short_gb:.1f} GB），需要 {needed} 张。",
@@ -102,10 +108,11 @@ def summarise(
 
 
 def _sentences(text, model, workload, card, memory, fit, plan, speed, train, energy):
-    yield text["need"].format(
+    cards = fit.total_bytes // max(1, fit.need_bytes_per_card)  # the cards the plan uses
+    yield text["need" if cards <= 1 else "need_many"].format(
         params_b=model.params / BILLION, precision=workload.precision.name,
-        mode=text["mode"][workload.mode], total_gb=fit.total_bytes / GB, count=fit.count,
-        plural="s" if fit.count > 1 else "", state_gb=memory.model_state_bytes / GB)
+        mode=text["mode"][workload.mode], total_gb=fit.total_bytes / GB, count=cards,
+        card_gb=fit.need_bytes_per_card / GB, state_gb=fit.model_state_bytes_per_card / GB)
     if beyond_context(model, workload.context_tokens):
         yield text["context"].format(context=workload.context_tokens, positions=model.max_context_tokens)
     if fit.cards_needed is None:

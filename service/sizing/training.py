@@ -160,10 +160,22 @@ def activation_bytes(
     return math.ceil(total)
 
 
-def compute_multiplier(recompute: str) -> float:
-    """FLOPs per parameter per token: 6 (forward 2, backward 4), 8 when every layer's forward
-    is recomputed (Korthikanti et al.: full recomputation costs a third more)."""
-    return 8.0 if recompute == "full" else float(MODEL_FLOPS_PER_PARAM_TOKEN)
+ADAPTER_FLOPS_PER_PARAM_TOKEN = 4  # frozen base: forward 2, backward to the activations 2
+RECOMPUTE_FLOPS_PER_PARAM_TOKEN = 2  # full recomputation runs each forward pass again
+
+
+def model_flops_per_param_token(adapters: bool) -> int:
+    """Model FLOPs per parameter and token: 6 (forward 2, backward 4: activations and weight
+    gradients); 4 for LoRA, whose frozen base computes no weight gradients (the adapters'
+    own FLOPs are a fraction of a percent)."""
+    return ADAPTER_FLOPS_PER_PARAM_TOKEN if adapters else MODEL_FLOPS_PER_PARAM_TOKEN
+
+
+def compute_multiplier(recompute: str, adapters: bool = False) -> float:
+    """Hardware FLOPs per parameter per token: the model's 6 (4 for LoRA), plus 2 when every
+    layer's forward is recomputed (Korthikanti et al.: full recomputation costs a third more)."""
+    extra = RECOMPUTE_FLOPS_PER_PARAM_TOKEN if recompute == "full" else 0
+    return float(model_flops_per_param_token(adapters) + extra)
 
 
 def lora_adapter_params(linear_shapes, rank: int, targets: str) -> int:

@@ -45,9 +45,10 @@ SCALING_PER_DOUBLING_BEYOND_32 = 0.90
 
 
 
-def training_compute_flops(params_per_token: int, tokens: float) -> float:
-    """6 x parameters x tokens (forward 2, backward 4), in FLOPs."""
-    return MODEL_FLOPS_PER_PARAM_TOKEN * params_per_token * tokens
+def training_compute_flops(params_per_token: int, tokens: float,
+                           per_token: float = MODEL_FLOPS_PER_PARAM_TOKEN) -> float:
+    """6 x parameters x tokens (forward 2, backward 4; 4 for LoRA's frozen base), in FLOPs."""
+    return per_token * params_per_token * tokens
 
 
 def scaling_efficiency(cards: int) -> float:
@@ -223,14 +224,19 @@ def training_answer(
     a third more arithmetic in the same time only because its hardware runs that much busier."""
     cards = par.cards
     peak = peak_for_training(card, workload, notes)
-    per_token = tr.compute_multiplier(workload.recompute)
+    model_per_token = tr.model_flops_per_param_token(workload.adapters)
+    per_token = tr.compute_multiplier(workload.recompute, workload.adapters)
     flops = None if workload.train_tokens is None else training_compute_flops(
-        model.params_per_token, workload.train_tokens)
-    if per_token != MODEL_FLOPS_PER_PARAM_TOKEN:
+        model.params_per_token, workload.train_tokens, model_per_token)
+    if workload.adapters:
+        notes.assume("flops_per_param_token", model_per_token,
+                     "LoRA's frozen base computes no weight gradients: forward 2 and backward to "
+                     "the activations 2 FLOPs per parameter and token, against a full fine-tune's 6")
+    if per_token != model_per_token:
         notes.assume("hardware_flops_per_param_token", per_token,
-                     "full recomputation runs each forward pass twice: 8 FLOPs per parameter and "
-                     "token in hardware against 6 of model FLOPs; the MFU counts the 6, as "
-                     "published MFUs with recomputation do")
+                     f"full recomputation runs each forward pass twice: {per_token:g} FLOPs per "
+                     f"parameter and token in hardware against {model_per_token} of model FLOPs; "
+                     "the MFU counts the model FLOPs, as published MFUs with recomputation do")
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else training_time_s(flops, cards, peak, workload.mfu)
     gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
@@ -241,16 +247,23 @@ def training_answer(
     method, used = _method(workload, step, notes)
     time = None if linear is None else linear / used
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
+    if steps is not None and steps < 1:
+        notes.warn(f"the run's {workload.train_tokens:,.0f} tokens are less than one optimizer step of "
+                   f"{step.global_batch_tokens:,.0f}: it takes one step; give global_batch_tokens "
+                   "to shrink the step")
+        steps = 1.0
+        time = None if time is None else max(time, step.step_s)
     network_bytes_per_s = place.fabric.between.quoted_bytes_per_s
     assert network_bytes_per_s is not None  # the network link (links.network_link) always quotes its figure
     return TrainingAnswer(
         cards=cards, nodes=place.nodes(par), cards_per_node=place.cards_per_node,
         train_tokens=workload.train_tokens, flops_per_param_token=per_token, compute_flops=flops,
-        hardware_flops=None if flops is None else flops * per_token / MODEL_FLOPS_PER_PARAM_TOKEN,
+        hardware_flops=None if flops is None else flops * per_token / model_per_token,
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
-        time_s_range=None if linear is None else _time_range(linear, workload, guide, used),
+        time_s_range=None if linear is None or time is None else _at_least(
+            _time_range(linear, workload, guide, used), time),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
         network_bytes_per_s_per_node=network_bytes_per_s,
@@ -278,8 +291,8 @@ def plan_step(model: ModelSpec, workload: Workload, par: Parallelism, peak: floa
     sequences = max(1, math.ceil(batch_tokens / sequence))
     accumulation = max(1, math.ceil(sequences / (micro * ranks)))
     tokens = accumulation * micro * ranks * sequence
-    compute = (MODEL_FLOPS_PER_PARAM_TOKEN * model.params_per_token * micro * sequence
-               / (par.model_parallel * peak * workload.mfu))
+    compute = (tr.model_flops_per_param_token(workload.adapters) * model.params_per_token * micro
+               * sequence / (par.model_parallel * peak * workload.mfu))
     tensor = _tensor_comm_s(model, workload, par, micro * sequence, place)
     expert = _expert_comm_s(model, workload, par, micro * sequence, place)
     hop = _hop_s(model, par, micro * sequence, place)
@@ -440,6 +453,13 @@ def _method(workload: Workload, step: Step, notes: Notes) -> tuple[str, float]:
         return "given scaling efficiency", workload.scaling_efficiency
     notes.assume("training_time_method", "step model", STEP_MODEL_NOTE)
     return "step model", step.efficiency
+
+
+def _at_least(span: Range, time: float) -> Range:
+    """A time range that holds the time shown (one step, when the run is shorter)."""
+    if time <= span.typical:
+        return span
+    return Range(time, time, max(span.high, time))
 
 
 def _time_range(linear: float, workload: Workload, guide: float, used: float) -> Range:

@@ -215,3 +215,64 @@ def test_a_custom_card_without_a_line_gets_one_and_says_so(client):
     big = {**card, "memory_gib": 141, "interconnect_gb_per_s": 900}
     answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": big}})
     assert {a["name"]: a for a in answer["assumptions"]}["hardware.card.line"]["value"] == "datacenter"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "body",
+    [{"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}},
+     {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 4},
+      "workload": {"mode": "full_finetune", "train_tokens": 1e9}},
+     {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm"}}],
+)
+def test_the_summary_says_which_figures_are_per_card_and_which_in_all(client, body, lang):
+    answer = post(client, "/estimate", {**body, "lang": lang})
+    fit, summary = answer["fit"], answer["summary"]
+    cards = fit["total_bytes"] // fit["need_bytes_per_card"]
+    assert f"{fit['need_bytes_per_card'] / 1e9:.1f} GB" in summary
+    if cards > 1:
+        assert f"{fit['total_bytes'] / 1e9:.1f} GB" in summary
+        assert ("per card" in summary and "in all" in summary) if lang == "en" else \
+            ("每卡" in summary and "合计" in summary)
+    else:
+        assert answer["memory"]["total_bytes"] == fit["total_bytes"]
+
+
+def test_lora_computes_less_than_a_full_fine_tune_and_syncs_only_adapters(client):
+    def scaled(mode, recompute="none"):
+        return post(client, "/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 8},
+                                         "workload": {"mode": mode, "train_tokens": 1e9, "recompute": recompute}})
+    full, lora, lora_full = scaled("full_finetune"), scaled("lora"), scaled("lora", "full")
+    assert lora["flops_per_param_token"] == 4 and lora_full["flops_per_param_token"] == 6
+    assert lora["compute_flops"] == approx(full["compute_flops"] * 4 / 6)
+    assert lora["time_s"] < full["time_s"] and lora_full["hardware_flops"] <= full["hardware_flops"]
+    def synced(mode):  # replicated state (ZeRO-0): the data-parallel traffic is the gradients alone
+        return post(client, "/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 8},
+                                         "workload": {"mode": mode, "train_tokens": 1e9, "zero_stage": 0}})
+    assert synced("lora")["data_comm_s"] < synced("full_finetune")["data_comm_s"] / 10
+
+
+def test_a_run_shorter_than_one_step_takes_one_step(client):
+    answer = post(client, "/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+                                       "workload": {"mode": "full_finetune", "train_tokens": 1e5}})
+    assert answer["steps"] == 1 and answer["time_s"] >= answer["step_s"]
+    assert answer["time_s_range"]["low"] >= answer["step_s"]
+
+
+def test_a_deadline_answer_shows_the_deadlines_cards_and_time(client):
+    answer = post(client, "/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+                                       "workload": {"mode": "pretrain", "train_tokens": 1e12},
+                                       "deadline_days": 30})
+    assert answer["cards"] == answer["cards_needed_for_deadline"] > answer["cards_needed_by_memory"]
+    assert answer["time_s"] <= 30 * 86400 and answer["parallelism"]["cards"] == answer["cards"]
+
+
+def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client):
+    body = {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+            "workload": {"mode": "full_finetune", "train_tokens": 1e9, "batch_size": 64,
+                         "context_tokens": 4096}}
+    answer = post(client, "/estimate", body)
+    assert answer["cards_needed"] is None and answer["training"]["time_s"] is None
+    fix = next(w for w in answer["warnings"] if "no time is quoted" in w)
+    assert "micro-batch" in fix and "recomputation" in fix and "tensor parallelism" in fix
+    assert "days" not in answer["summary"]
