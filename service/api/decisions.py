@@ -60,7 +60,9 @@ def recommend():
     workload = args.get("workload") or (WorkloadInput(**scenario.workload) if scenario else WorkloadInput())
     constraints = args.get("constraints") or (scenario.constraints if scenario else rec.Constraints())
     prices = {**catalogs.prices, **_given_prices(args, catalogs)}
-    result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"))
+    assumed = rec.scenario_assumptions(scenario, given=set(args)) if scenario else ()
+    result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"),
+                           assumed)
     count_estimate("recommend", result.line)
     return _recommend_out(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
 
@@ -94,8 +96,9 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "lang": lang,
         "summary": rec.summary(result, lang),
         "scenario": check,
-        "assumptions": [],
-        "warnings": [] if choice else ["no tier of any allowed line meets the constraints"],
+        "assumptions": list(result.assumptions),
+        "warnings": list(result.warnings) + ([] if choice else
+                                             ["no tier of any allowed line meets the constraints"]),
     }
 
 

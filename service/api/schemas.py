@@ -603,17 +603,32 @@ class RankRequestSchema(_Strict):
 
 
 class ConstraintsSpecSchema(_Strict):
-    """The guide's questions (power per card, continuous hours, splitting) and two more."""
+    """The guide's questions (power, continuous hours, splitting) and three more."""
 
-    power_w = StrictFloat(validate=_positive(100_000))
+    power_w = StrictFloat(validate=_positive(100_000), metadata=doc(
+        "The most one card may draw, in watts (what the PSU, case and cooling take per card); the "
+        "same as power_w_per_card."))
+    power_w_per_card = StrictFloat(validate=_positive(100_000), metadata=doc(
+        "The most one card may draw, in watts."))
+    power_w_total = StrictFloat(validate=_positive(1e9), metadata=doc(
+        "The most all the cards together may draw, in watts."))
     continuous_hours = StrictFloat(validate=_range(0, 1_000_000))
     splittable = StrictBoolean()
-    budget = StrictFloat(validate=_range(0, 1e15))
+    budget = StrictFloat(validate=_range(0, 1e15), metadata=doc(
+        "The most the cards may cost, in the prices' currency; without prices it cannot be "
+        "checked, and the answer warns."))
     certified_drivers = StrictBoolean()
     ecc = StrictBoolean()
 
+    @validates_schema
+    def one_per_card_power(self, data, **kwargs):
+        if "power_w" in data and "power_w_per_card" in data:
+            raise ValidationError("Give power_w or power_w_per_card, not both.", "power_w_per_card")
+
     @post_load
     def to_domain(self, data, **kwargs) -> Constraints:
+        if "power_w_per_card" in data:
+            data["power_w"] = data.pop("power_w_per_card")
         return Constraints(**data)
 
 

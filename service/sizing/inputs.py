@@ -281,10 +281,19 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
                      f"{card.id} lists no {keys[0]} or half-precision rate; its FP32 rate is used "
                      "as a floor")
     else:
-        notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
-                     f"{card.id}: no half-precision figure is given; derived as dense "
-                     f"{key.upper()} / 2")
+        say_derived_half_precision(card, notes, field)
     return value
+
+
+def say_derived_half_precision(card: Card, notes: Notes, field: str = "compute") -> None:
+    """Flag a half-precision rate the card's source does not give (the guide's D-S lists only
+    INT8) where it was derived, in the same words in every answer that uses it."""
+    rate = half_precision_rate(card)
+    if rate is None or rate[0] in HALF or rate[0] == "fp32":
+        return
+    key, value = rate
+    notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
+                 f"{card.id}: no half-precision figure is given; derived as dense {key.upper()} / 2")
 
 
 def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from . import defaults as d
 from .cards import Card, half_precision_rate
 from .errors import InvalidInputError
-from .inputs import Assumption, Notes, WorkloadInput, resolve_workload
+from .inputs import Assumption, Notes, WorkloadInput, resolve_workload, say_derived_half_precision
 from .memory import memory_breakdown
 from .model import ModelSpec
 from .placement import cards_needed
+from .plan import CARDS_PER_MACHINE, CARDS_PER_MACHINE_NOTE
 from .units import GB, GIB, TERA
 
 DIMENSIONS = ("dense_compute", "memory_capacity", "memory_bandwidth", "interconnect",
@@ -146,7 +147,9 @@ def rank_cards(
     weights = check_weights(weights)
     kept, excluded = list(cards), []
     if model is not None:
-        limit = notes.use("count", count, d.Default(1, "memory threshold on one card"))
+        limit = notes.use("count", count, d.Default(
+            CARDS_PER_MACHINE[line], f"the cards the model needs, up to one {line} machine's "
+            f"{CARDS_PER_MACHINE[line]}: {CARDS_PER_MACHINE_NOTE[line]}"))
         resolved = resolve_workload(workload, notes, model)
         kept = []
         breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
@@ -160,6 +163,8 @@ def rank_cards(
                     "holds it on no number of cards")))
     if not kept:
         notes.warn("no compared card passes the memory threshold")
+    for card in kept:
+        say_derived_half_precision(card, notes, card.id)
     return RankResult(line=line, weights=weights, normalisation=NORMALISATION,
                       ranking=rank(tuple(kept), weights), excluded=tuple(excluded),
                       **notes.said())

@@ -1,14 +1,22 @@
 """Recommending a product line, a tier and a count: the guide's three questions pick the line,
 the memory need picks the candidates, and the fastest (or the best per unit of cost) wins."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import defaults as d
 from .capacity import Target, capacity_for, met_plan
 from .cards import LINES, Card, Catalog
 from .catalog import Price
 from .errors import InvalidInputError
-from .inputs import HardwareInput, Notes, Workload, WorkloadInput, resolve_workload
+from .inputs import (
+    Assumption,
+    HardwareInput,
+    Notes,
+    Workload,
+    WorkloadInput,
+    resolve_workload,
+    say_derived_half_precision,
+)
 from .memory import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import cards_needed
@@ -24,10 +32,12 @@ INFERENCE_ONLY_TIERS = ("D-S",)
 
 @dataclass(frozen=True)
 class Constraints:
-    """The guide's questions. `power_w` is the most one card may draw: what the PSU, case and
-    cooling can take; `continuous_hours` how long it must run without a break."""
+    """The guide's questions. `power_w` is the most one card may draw (the request's
+    power_w_per_card; power_w_total bounds the whole installation instead): what the PSU, case
+    and cooling can take; `continuous_hours` how long it must run without a break."""
 
     power_w: float | None = None
+    power_w_total: float | None = None
     continuous_hours: float | None = None
     splittable: bool | None = None
     budget: float | None = None
@@ -57,6 +67,8 @@ class Recommendation:
     ranked_by: str
     reasons_en: tuple[str, ...]
     reasons_zh: tuple[str, ...]
+    assumptions: tuple[Assumption, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
@@ -79,15 +91,30 @@ def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
 
 def recommend(
     model: ModelSpec, workload: WorkloadInput, constraints: Constraints, catalog: Catalog,
-    prices: dict[str, Price], target: Target | None = None,
+    prices: dict[str, Price], target: Target | None = None, assumed: tuple[Assumption, ...] = (),
 ) -> Recommendation:
     """Line by constraints (escalating when no tier of it holds the model), then the fastest
     tier that fits within the power and budget, or the best per unit of cost with prices. With
     a serving target, each tier is sized to meet it and the fewest cards (or the least cost)
-    win."""
-    resolved = resolve_workload(workload, Notes(), model)
+    win. `assumed` are what the caller did not give (a scenario's model and workload), said
+    first."""
+    notes = Notes()
+    for a in assumed:
+        notes.assume(a.name, a.value, a.note)
+    resolved = resolve_workload(workload, notes, model)
     if target is not None and resolved.training:
         raise InvalidInputError("a serving target needs an inference workload", "target")
+    if constraints.budget is not None and not prices:
+        notes.warn(f"the budget of {constraints.budget:,.0f} cannot be checked: no card has a price "
+                   "(give prices, or an operator's catalog with prices)")
+    result = _recommend(model, resolved, constraints, catalog, prices, target)
+    if result.choice is not None:
+        say_derived_half_precision(result.choice.card, notes, result.choice.card.id)
+    return replace(result, assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings))
+
+
+def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, catalog: Catalog,
+               prices: dict[str, Price], target: Target | None) -> Recommendation:
     tiers = [c for c in catalog.cards if c.kind == "tier"]
     excluded = line_exclusions(constraints)
     allowed = [line for line in LINES if line not in excluded]
@@ -114,8 +141,7 @@ def recommend(
         fitting = [c for c in candidates if c.fits]
         if fitting:
             choice, ranked_by = _best(fitting)
-            examples = tuple(card for card in catalog.cards
-                             if card.kind == "card" and card.tier == choice.card.id)
+            examples = _examples(catalog, choice.card)
             en, zh = _reasons(line, reasons, choice, ranked_by)
             return Recommendation(line, _excluded_en(excluded), choice, tuple(evaluated), examples,
                                   ranked_by, en, zh)
@@ -129,6 +155,12 @@ def recommend(
     en, zh = tuple(r[0] for r in reasons), tuple(r[1] for r in reasons)
     return Recommendation(allowed[-1], _excluded_en(excluded), None, tuple(evaluated), (),
                           "none", en, zh)
+
+
+def _examples(catalog: Catalog, tier: Card) -> tuple[Card, ...]:
+    """Real cards of the tier that hold what the tier holds: at least its memory."""
+    return tuple(card for card in catalog.cards if card.kind == "card" and card.tier == tier.id
+                 and card.memory_bytes >= tier.memory_bytes)
 
 
 def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
@@ -170,6 +202,9 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
+    if c.power_w_total is not None and card.power_w * count > c.power_w_total:
+        return Candidate(card, count, False, figure, None, None, None,
+                         f"{count} x {card.power_w:g} W exceeds the {c.power_w_total:g} W allowed in all")
     job = _job(model, workload, card, count, notes, breakdown)
     value = _figure(model, workload, job, figure)
     price = prices.get(card.id)
@@ -196,6 +231,9 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
     plan, cards, _ = met_plan(answer)
+    if c.power_w_total is not None and card.power_w * cards > c.power_w_total:
+        return Candidate(card, cards, False, figure, None, None, None,
+                         f"{cards} x {card.power_w:g} W exceeds the {c.power_w_total:g} W allowed in all")
     group = plan.group
     if c.splittable is False and group > 1:
         return Candidate(card, cards, False, figure, None, None, None,
@@ -297,6 +335,20 @@ SCENARIOS = {
                  "stay at or under 32 cards"),
     )
 }
+
+
+def scenario_assumptions(scenario: Scenario, given: set[str]) -> tuple[Assumption, ...]:
+    """What a scenario supplies that the caller did not give: its model, workload and
+    constraints, each with where it comes from."""
+    why = f"the guide's scenario '{scenario.id}' ({scenario.title})"
+    c = scenario.constraints
+    supplied = {
+        "model": scenario.model,
+        "workload": ", ".join(f"{k} {v}" for k, v in scenario.workload.items()),
+        "constraints": ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                                 for k, v in vars(c).items() if v not in (None, False)),
+    }
+    return tuple(Assumption(name, value, why) for name, value in supplied.items() if name not in given)
 
 
 def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool, tuple[str, ...]]:

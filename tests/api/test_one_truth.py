@@ -276,3 +276,47 @@ def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client
     fix = next(w for w in answer["warnings"] if "no time is quoted" in w)
     assert "micro-batch" in fix and "recomputation" in fix and "tensor parallelism" in fix
     assert "days" not in answer["summary"]
+
+
+def test_a_recommend_scenario_says_the_model_and_workload_it_assumed(client):
+    answer = post(client, "/recommend", {"scenario": "training_cluster"})
+    said = {a["name"]: a["value"] for a in answer["assumptions"]}
+    assert said["model"] == "llama-2-7b" and "full_finetune" in said["workload"]
+    given = post(client, "/recommend", {"scenario": "training_cluster", "model": "llama-2-13b"})
+    assert "model" not in {a["name"] for a in given["assumptions"]}
+
+
+def test_recommend_takes_power_per_card_or_in_all(client):
+    body = {"model": "llama-3.1-8b", "workload": {"precision": "q4_k_m"}}
+    per_card = post(client, "/recommend", {**body, "constraints": {"power_w_per_card": 200}})
+    assert per_card["tier"]["power_w"] <= 200
+    total = post(client, "/recommend", {**body, "constraints": {"power_w_total": 300, "splittable": True}})
+    assert total["tier"]["power_w"] * total["count"] <= 300
+    both = client.post("/recommend", json={**body, "constraints": {"power_w": 200, "power_w_per_card": 200}})
+    assert both.status_code == 422
+
+
+def test_a_budget_without_prices_is_a_warning(client):
+    answer = post(client, "/recommend", {"model": "llama-3.1-8b", "constraints": {"budget": 5000}})
+    assert any("cannot be checked" in w for w in answer["warnings"])
+
+
+def test_example_cards_hold_the_recommended_tiers_memory(client):
+    for scenario in ("developer", "team_inference", "training_cluster"):
+        answer = post(client, "/recommend", {"scenario": scenario})
+        assert all(c["memory_gib"] >= answer["tier"]["memory_gib"] for c in answer["example_cards"])
+
+
+def test_rank_with_a_model_allows_the_cards_it_needs_up_to_a_machine(client):
+    answer = post(client, "/rank", {"line": "datacenter", "model": "llama-3.1-70b"})
+    ranked = {r["card"]["id"] for r in answer["ranking"]}
+    assert "h100-sxm" in ranked  # two of them hold 70B in bf16
+    assert {a["name"]: a["value"] for a in answer["assumptions"]}["count"] == 8
+
+
+def test_a_derived_figure_is_flagged_the_same_way_everywhere(client):
+    note = "D-S: no half-precision figure is given; derived as dense INT8 / 2"
+    estimate = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "D-S"}})
+    rank = post(client, "/rank", {"line": "datacenter", "cards": ["D-S", "D-M"]})
+    for answer in (estimate, rank):
+        assert note in {a["note"] for a in answer["assumptions"]}
