@@ -320,3 +320,10 @@ def test_a_derived_figure_is_flagged_the_same_way_everywhere(client):
     rank = post(client, "/rank", {"line": "datacenter", "cards": ["D-S", "D-M"]})
     for answer in (estimate, rank):
         assert note in {a["note"] for a in answer["assumptions"]}
+
+
+def test_every_tier_has_two_real_cards(client):
+    tiers = client.get("/cards?kind=tier").get_json()["cards"]
+    for tier in tiers:
+        cards = client.get(f"/cards?tier={tier['id']}&kind=card").get_json()["cards"]
+        assert len(cards) >= 2, tier["id"]
