@@ -1,5 +1,7 @@
 """The procurement endpoints: rank, recommend, normalise a marketing figure, troubleshoot."""
 
+from dataclasses import replace
+
 from flask import Blueprint, request
 
 from ..metrics import count_estimate
@@ -13,6 +15,8 @@ from ..sizing import (
     host_sizing,
     normalise_figure,
     rank_cards,
+    said_in,
+    to_zh,
 )
 from ..sizing import recommend as rec
 from . import schemas as s
@@ -74,6 +78,9 @@ def _given_prices(args, catalogs) -> dict:
 
 
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
+    result = said_in(lang, result)
+    if lang == "zh":
+        result = replace(result, candidates=tuple(replace(c, reason=to_zh(c.reason)) for c in result.candidates))
     choice = result.choice
     reasons = result.reasons_zh if lang == "zh" else result.reasons_en
     check = None
@@ -97,8 +104,9 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "summary": rec.summary(result, lang),
         "scenario": check,
         "assumptions": list(result.assumptions),
-        "warnings": list(result.warnings) + ([] if choice else
-                                             ["no tier of any allowed line meets the constraints"]),
+        "warnings": list(result.warnings) + ([] if choice else [
+            "没有任何产品线的档位满足这些约束" if lang == "zh"
+            else "no tier of any allowed line meets the constraints"]),
     }
 
 

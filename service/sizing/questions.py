@@ -45,6 +45,7 @@ from .throughput import (
 from .training import compute_multiplier
 from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
 from .units import GB, SECONDS_PER_DAY
+from .zh import said_in, to_zh
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -494,12 +495,14 @@ def estimate(
         if resolved.training:
             raise InvalidInputError("a serving target needs an inference workload", "target")
         capacity = capacity_for(model, resolved, hardware, target, notes)
-    return Estimate(
+    if capacity is not None and language == "zh":
+        capacity = replace(capacity, reason=to_zh(capacity.reason))
+    return said_in(language, Estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
         cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
         energy=power, host=host, ownership=owned, capacity=capacity, lang=language,
-        summary=text, workload=resolved, **notes.said())
+        summary=text, workload=resolved, **notes.said()))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -532,12 +535,14 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     if best is None:
         notes.warn("no card compared meets the target on any plan tried")
     language = notes.use("lang", lang, d.LANG)
-    return CapacityResult(
+    if language == "zh":
+        options = tuple(replace(o, reason=to_zh(o.reason)) for o in options)
+    return said_in(language, CapacityResult(
         model=model, target=target, prompt_tokens=resolved.prompt_tokens,
         output_tokens=resolved.output_tokens or 1, engine=resolved.engine or "guide", options=options,
         best=None if best is None else best.card.id, lang=language,
         summary=capacity_summary(language, model, resolved, target, best), workload=resolved,
-        **notes.said())
+        **notes.said()))
 
 
 def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Target,
