@@ -95,7 +95,8 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "ranked_by": result.ranked_by,
         "value": choice.value if choice else None,
         "example_cards": result.examples,
-        "excluded_lines": [{"line": line, "reason": why} for line, why in result.excluded_lines],
+        "excluded_lines": [{"line": line, "reason": why} for line, why in
+                           (result.excluded_lines_zh if lang == "zh" else result.excluded_lines)],
         "candidates": result.candidates,
         "host": host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes()))
         if choice else None,

@@ -60,7 +60,7 @@ class Candidate:
 @dataclass(frozen=True)
 class Recommendation:
     line: str
-    excluded_lines: tuple[tuple[str, str], ...]
+    excluded_lines: tuple[tuple[str, str], ...]  # (line, why), in English
     choice: Candidate | None
     candidates: tuple[Candidate, ...]
     examples: tuple[Card, ...]
@@ -69,6 +69,7 @@ class Recommendation:
     reasons_zh: tuple[str, ...]
     assumptions: tuple[Assumption, ...] = ()
     warnings: tuple[str, ...] = ()
+    excluded_lines_zh: tuple[tuple[str, str], ...] = ()  # (line, why), in Chinese
 
 
 def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
@@ -108,6 +109,8 @@ def recommend(
         notes.warn(f"the budget of {constraints.budget:,.0f} cannot be checked: no card has a price "
                    "(give prices, or an operator's catalog with prices)")
     result = _recommend(model, resolved, constraints, catalog, prices, target)
+    result = replace(result, excluded_lines_zh=tuple(
+        (line, zh) for line, (_, zh) in line_exclusions(constraints).items()))
     if result.choice is not None:
         say_derived_half_precision(result.choice.card, notes, result.choice.card.id)
     return replace(result, assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings))
@@ -283,6 +286,23 @@ def _fitting_value(candidate: Candidate) -> float:
     return candidate.value
 
 
+_FIGURES_ZH = {
+    "training_tokens_per_s": "训练吞吐（training_tokens_per_s）",
+    "total_tokens_per_s": "总吞吐（total_tokens_per_s）",
+    "decode_tokens_per_s_expected": "单路生成速度（decode_tokens_per_s_expected）",
+    "fewest cards for the target": "满足目标所需卡数最少",
+    "cost for the target": "满足目标的成本最低",
+}
+
+
+def ranked_by_zh(ranked_by: str) -> str:
+    """What a recommendation was ranked by, in Chinese."""
+    per_cost = ranked_by.endswith(" per unit of cost")
+    figure = ranked_by.removesuffix(" per unit of cost")
+    said = _FIGURES_ZH.get(figure, figure)
+    return f"每单位成本的{said}" if per_cost else said
+
+
 def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[str, ...]]:
     card = choice.card
     met = "meets the target" if choice.figure == "cards_for_target" else "memory fits"
@@ -291,7 +311,7 @@ def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[s
           f"{choice.count} x {card.id}: {met}, and it is the best by {ranked_by} "
           f"({choice.value:,.1f})"]
     zh = [f"产品线 {line}：约束条件允许的最低一档", *(r[1] for r in reasons),
-          f"{choice.count} 张 {card.id}：{met_zh}，且按 {ranked_by} 最优（{choice.value:,.1f}）"]
+          f"{choice.count} 张 {card.id}：{met_zh}，且按{ranked_by_zh(ranked_by)}最优（{choice.value:,.1f}）"]
     return tuple(en), tuple(zh)
 
 
@@ -386,6 +406,6 @@ def summary(result: Recommendation, lang: str) -> str:
     card = choice.card
     if lang == "zh":
         return (f"推荐 {result.line} 产品线的 {card.id}，{choice.count} 张：显存放得下，"
-                f"且按 {result.ranked_by} 最优（{choice.value:,.1f}）。")
+                f"且按{ranked_by_zh(result.ranked_by)}最优（{choice.value:,.1f}）。")
     return (f"Recommended: {choice.count} x {card.id} ({result.line} line): it holds the model and "
             f"is the best by {result.ranked_by} ({choice.value:,.1f}).")

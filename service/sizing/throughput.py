@@ -559,7 +559,7 @@ def compute_path(card: Card, workload: Workload, notes: Notes | None) -> tuple[s
         against = "" if own is None else \
             f" against {card.dense_flops[own] / 1e12:g} for {own}"
         notes.assume("compute_path", fastest,
-                     f"{workload.engine} multiplies {precision.name} weights through {fastest} on "
+                     f"{workload.engine or 'the engine'} multiplies {precision.name} weights through {fastest} on "
                      f"{card.id}: {card.dense_flops[fastest] / 1e12:g} TFLOPS{against}")
     return (fastest,)
 

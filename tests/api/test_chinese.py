@@ -1,0 +1,81 @@
+"""Chinese all the way: under lang=zh every sentence an answer says is Chinese, not only the
+summary (its warnings, assumption notes, fit reason, capacity and recommendation reasons).
+
+Names, numbers, units and cited sources stay as they are; what may not stay is an English
+sentence: four English words in a row outside brackets and quotes."""
+
+import itertools
+import re
+
+import pytest
+
+from .support import post
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}){3}\b")
+QUOTED = re.compile(r"\([^()]*\)|（[^（）]*）|'[^']*'|\"[^\"]*\"|“[^”]*”")
+
+
+def _english_left(text: str) -> str | None:
+    bare = text
+    for _ in range(3):  # brackets inside brackets
+        bare = QUOTED.sub("", bare)
+    if not CJK.search(text):
+        return text
+    run = ENGLISH_RUN.search(bare)
+    return run.group(0) if run else None
+
+
+def _sentences(answer: dict):
+    yield from answer.get("warnings") or []
+    yield from (a["note"] for a in answer.get("assumptions") or [])
+    fit = answer.get("fit")
+    if isinstance(fit, dict) and fit.get("reason"):
+        yield fit["reason"]
+    for option in answer.get("options") or []:
+        yield option["reason"]
+    yield from answer.get("reasons") or []
+    yield from (c["reason"] for c in answer.get("candidates") or [])
+    yield from (e["reason"] for e in answer.get("excluded_lines") or [])
+
+
+MODELS = ("llama-2-7b", "llama-3.1-70b", "deepseek-v3", "gpt-oss-20b")
+CARDS = ("rtx-4090", "h100-sxm", "A100", "D-S", "tesla-p40")
+WORKLOADS = ({}, {"precision": "q4_k_m", "engine": "llama.cpp"}, {"batch_size": 32, "engine": "vllm"},
+             {"mode": "lora", "train_tokens": 1e9}, {"mode": "full_finetune", "train_tokens": 1e10},
+             {"context_tokens": 200_000})
+
+
+def _answers(client):
+    for model, card, workload in itertools.product(MODELS, CARDS, WORKLOADS):
+        response = client.post("/estimate", json={"model": model, "hardware": {"card": card},
+                                                  "workload": workload, "lang": "zh"})
+        if response.status_code == 200:
+            yield f"estimate {model} {card} {workload}", response.get_json()
+    for model in MODELS:
+        yield f"capacity {model}", post(client, "/capacity", {
+            "model": model, "cards": ["rtx-4090", "h100-sxm", "l40s"], "lang": "zh",
+            "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15}})
+    for scenario in ("developer", "team_inference", "training_cluster"):
+        yield f"recommend {scenario}", post(client, "/recommend", {"scenario": scenario, "lang": "zh"})
+    yield "recommend budget", post(client, "/recommend", {"model": "llama-3.1-70b", "lang": "zh",
+                                                          "constraints": {"budget": 1000, "ecc": True}})
+    yield "recommend 24x7", post(client, "/recommend", {"model": "llama-3.1-8b", "lang": "zh",
+                                                        "constraints": {"continuous_hours": 8760}})
+
+
+def test_every_sentence_of_a_chinese_answer_is_chinese(client):
+    left = {}
+    for where, answer in _answers(client):
+        for sentence in _sentences(answer):
+            english = _english_left(sentence)
+            if english is not None:
+                left.setdefault(sentence, where)
+    assert not left, "\n".join(f"{where}: {s}" for s, where in list(left.items())[:20])
+
+
+@pytest.mark.parametrize("lang", ["en", None])
+def test_english_answers_stay_english(client, lang):
+    body = {"model": "llama-2-7b", "hardware": {"card": "A100"}}
+    answer = post(client, "/estimate", body if lang is None else {**body, "lang": lang})
+    assert not any(CJK.search(w) for w in answer["warnings"])
