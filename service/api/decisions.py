@@ -85,8 +85,10 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
     reasons = result.reasons_zh if lang == "zh" else result.reasons_en
     check = None
     if scenario is not None:
-        agrees, lines = rec.compare_with_guide(scenario, result)
-        check = {"id": scenario.id, "title": scenario.title, "guide_answer": scenario.guide_answer,
+        agrees, lines = rec.compare_with_guide(scenario, result, lang)
+        zh = lang == "zh"
+        check = {"id": scenario.id, "title": scenario.title_zh if zh else scenario.title,
+                 "guide_answer": scenario.guide_answer_zh if zh else scenario.guide_answer,
                  "agrees": agrees, "comparison": list(lines)}
     return {
         "line": result.line,
@@ -105,9 +107,7 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "summary": rec.summary(result, lang),
         "scenario": check,
         "assumptions": list(result.assumptions),
-        "warnings": list(result.warnings) + ([] if choice else [
-            "没有任何产品线的档位满足这些约束" if lang == "zh"
-            else "no tier of any allowed line meets the constraints"]),
+        "warnings": list(result.warnings),
     }
 
 

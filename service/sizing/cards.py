@@ -269,6 +269,7 @@ class Catalog:
     cards: tuple[Card, ...]
     index: Mapping[str, Card]
     families: Mapping[str, Family] = field(default_factory=lambda: MappingProxyType({}))
+    unsized: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # name -> why
 
     def get(self, name: str, field_name: str = "card") -> Card:
         """The card called `name` (id, alias or family name, any case), or UnknownCardError."""
@@ -276,6 +277,11 @@ class Catalog:
         card = self.index.get(key)
         if card is not None:
             return card
+        unsized = self.unsized.get(key)
+        if unsized is not None:
+            raise UnknownCardError(
+                f"{name!r} is not in the catalog: {unsized}; give its figures as a card object "
+                "(memory_gib, bandwidth_gb_per_s, dense_tflops, power_w)", field_name)
         family = self.families.get(key)
         if family is not None:
             return replace(self.index[family.card], lookup_warning=(
@@ -290,13 +296,20 @@ class Catalog:
 
 
 
+def _model_numbers(key: str) -> set[str]:
+    """The tokens of a name that carry a model number ("a100", "4090", "mi300x"), not a memory
+    size ("80gb") that cards of every generation share."""
+    tokens = re.findall(r"[a-z]*\d+[a-z]*", key.replace("-", " "))
+    return {t for t in tokens if not re.fullmatch(r"\d+(gb|g|gib|tb)", t)}
+
+
 def closest_hint(name: str, index: Mapping) -> str:
     """'; closest: a, b, c' naming the entries nearest to `name`: first those that share its
     model number ("a100", "4090"), then the nearest spellings, so that a near miss names its
     own family before another generation's card."""
     key = normalise_name(name)
-    numbers = set(re.findall(r"[a-z]*\d+[a-z]*", key.replace("-", " ")))
-    family = [k for k in index if numbers & set(re.findall(r"[a-z]*\d+[a-z]*", k.replace("-", " ")))]
+    numbers = _model_numbers(key)
+    family = [k for k in index if numbers & _model_numbers(k)]
     family.sort(key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
     keys = family + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
     ids: list[str] = []
@@ -323,7 +336,8 @@ def name_index(entries, names) -> Mapping:
 
 
 
-def build_catalog(cards: tuple[Card, ...], families: tuple[Family, ...] = ()) -> Catalog:
+def build_catalog(cards: tuple[Card, ...], families: tuple[Family, ...] = (),
+                  unsized: Mapping[str, str] = MappingProxyType({})) -> Catalog:
     """Index cards by id and aliases, and the family names (each naming cards the catalog has,
     and no name a card claims)."""
     index = name_index(cards, lambda c: (c.id, *c.aliases))
@@ -337,7 +351,10 @@ def build_catalog(cards: tuple[Card, ...], families: tuple[Family, ...] = ()) ->
             if key in index or key in by_family:
                 raise ValueError(f"family name {name!r} is claimed twice")
             by_family[key] = family
-    return Catalog(cards=cards, index=index, families=MappingProxyType(by_family))
+    kept = {normalise_name(n): why for n, why in unsized.items()
+            if normalise_name(n) not in index and normalise_name(n) not in by_family}
+    return Catalog(cards=cards, index=index, families=MappingProxyType(by_family),
+                   unsized=MappingProxyType(kept))
 
 
 def family(raw: Mapping, where: str) -> Family:
@@ -401,7 +418,8 @@ def infer_line(memory_gib: float, link_gb_per_s: float | None, interconnect: str
     """The product line a card's figures suggest, and why: a dedicated link or more memory than a
     workstation card holds means data centre; ECC or more than a consumer card's 32 GB means
     workstation; else consumer."""
-    if interconnect == "dedicated" or (link_gb_per_s or 0) > PCIE_MAX_GB_PER_S or memory_gib > 96:
+    fast_link = interconnect != "pcie" and (link_gb_per_s or 0) > PCIE_MAX_GB_PER_S
+    if interconnect == "dedicated" or fast_link or memory_gib > 96:
         return "datacenter", "no line given: a dedicated link or more than 96 GB means a data-centre card"
     if ecc or memory_gib > CONSUMER_MAX_GIB:
         return "workstation", "no line given: ECC or more than 32 GB on PCIe means a workstation card"

@@ -28,7 +28,8 @@ def catalog() -> Catalog:
     cards = tuple(real_card(raw, by_id, f"cards.toml card {i + 1} ({raw.get('id')})")
                   for i, raw in enumerate(data.get("card", [])))
     families = tuple(family(raw, f"cards.toml family {i + 1}") for i, raw in enumerate(data.get("family", [])))
-    return build_catalog(tiers + cards, families)
+    unsized = {name: raw["why"] for raw in data.get("unsized", []) for name in raw["names"]}
+    return build_catalog(tiers + cards, families, unsized)
 
 
 
@@ -82,7 +83,7 @@ def extend_catalogs(
     claimed = {normalise_name(n) for c in merged_cards for n in (c.id, *c.aliases)}
     kept = tuple(f for f in dict.fromkeys(base.cards.families.values())  # an operator's name wins
                  if not claimed & {normalise_name(n) for n in f.names})
-    card_catalog = build_catalog(merged_cards, kept)
+    card_catalog = build_catalog(merged_cards, kept, base.cards.unsized)
     for card_id in prices:
         card_catalog.get(card_id, "prices")
     return Catalogs(card_catalog, build_model_catalog(merged_models),

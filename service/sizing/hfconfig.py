@@ -155,7 +155,8 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
     )
 
 
-_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+# An fp32 checkpoint is served in 16-bit (vLLM's dtype "auto" casts it): it sets no default.
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16"}
 
 
 def _released(raw: Mapping) -> tuple[str | None, str]:
@@ -193,7 +194,7 @@ def _context(c: _Config) -> tuple[int | None, str]:
     kind = rope.get("rope_type") or rope.get("type") or "rope"
     factor, original = rope.get("factor"), rope.get("original_max_position_embeddings") or positions
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 1 <= factor <= 1_000 \
-            or isinstance(original, bool) or not isinstance(original, int) or original <= 0:
+            or isinstance(original, bool) or not isinstance(original, int) or not 0 < original <= 10**9:
         return positions, said
     if positions is not None and positions > original:
         return positions, f"{said} (rope_scaling {kind} x{factor:g} from {original:,})"

@@ -281,18 +281,18 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
                      f"{card.id} lists no {keys[0]} or half-precision rate; its FP32 rate is used "
                      "as a floor")
     else:
-        say_derived_half_precision(card, notes, field)
+        say_derived_half_precision(card, notes)
     return value
 
 
-def say_derived_half_precision(card: Card, notes: Notes, field: str = "compute") -> None:
+def say_derived_half_precision(card: Card, notes: Notes) -> None:
     """Flag a half-precision rate the card's source does not give (the guide's D-S lists only
     INT8) where it was derived, in the same words in every answer that uses it."""
     rate = half_precision_rate(card)
     if rate is None or rate[0] in HALF or rate[0] == "fp32":
         return
     key, value = rate
-    notes.assume(f"{field}.dense_tflops_half_precision", value / TERA,
+    notes.assume(f"{card.id}.dense_tflops_half_precision", value / TERA,
                  f"{card.id}: no half-precision figure is given; derived as dense {key.upper()} / 2")
 
 
@@ -314,3 +314,13 @@ def released_note(model: ModelSpec) -> str:
         else "in {0}"
     return (f"{model.name} ships {scope.format(model.released_precision)} "
             f"({model.released_precision_source}); other formats are in alternatives")
+
+
+def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:
+    """Say which variant a family name ("A100") was taken as, once per card, and the line a
+    custom card was taken to be."""
+    for warning in dict.fromkeys(c.lookup_warning for c in cards if c.lookup_warning):
+        notes.warn(warning)
+    for card in cards:
+        if card.line_assumed:
+            notes.assume("hardware.card.line", card.line, card.line_assumed)

@@ -27,7 +27,7 @@ class ModelPreset:
 
 
 # Words a buyer adds to a model's name that do not change which model it is.
-_NAME_NOISE = frozenset(("meta", "instruct", "chat", "hf", "base", "gguf", "model", "latest"))
+_NAME_NOISE = frozenset(("meta", "instruct", "chat", "hf", "base", "model", "latest"))
 
 
 def compact_name(name: str) -> str:

@@ -17,6 +17,7 @@ from .inputs import (
     Notes,
     Workload,
     WorkloadInput,
+    card_warnings,
     resolve_workload,
 )
 from .links import Fabric, fabric_for
@@ -45,7 +46,7 @@ from .throughput import (
 from .training import compute_multiplier
 from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
 from .units import GB, SECONDS_PER_DAY
-from .zh import said_in, to_zh
+from .zh import said_in
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -263,9 +264,14 @@ def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput
     _fit_warnings(fit, card, notes)
     shown = _shown(placements.asked, placements.least)
     place = cluster_for(card, hardware, notes)
-    answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
-    _training_warnings(answer, card, shown.parallelism, notes)
-    if not shown.fits:  # no count holds it: no time on a configuration that cannot run
+    if shown.fits:
+        answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
+        _training_warnings(answer, card, shown.parallelism, notes)
+    else:  # no count holds it: no time, and no warning about a run that cannot start
+        scratch = Notes()
+        answer = training_answer(model, placements.workload, card, shown.parallelism, place, scratch)
+        for said in scratch.assumptions:
+            notes.assume(said.name, said.value, said.note)
         notes.warn(_training_fixes(model, placements.workload, card, per_machine))
         answer = replace(answer, time_s=None, time_days=None, time_s_range=None,
                          time_s_guide_curve=None, step_time_s=None, steps=None)
@@ -377,6 +383,9 @@ def scaling(
                                least is not None and n >= least)
                   for n in sorted(counts))
     by_deadline: tuple[int | None, int | None] = (None, None)
+    if deadline_days is not None and job.fit.cards_needed is None:
+        notes.warn(f"no number of {hardware.card.id} cards holds the job, so none meets the "
+                   f"{deadline_days:g}-day deadline")
     if deadline_days is not None and job.fit.cards_needed is not None:
         by_deadline = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
                                      job.fit.cards_needed, deadline_days * SECONDS_PER_DAY)
@@ -425,7 +434,7 @@ def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Pric
     notes = Notes()
     host = None
     card_warnings((hardware.card,) if hardware else (), notes)
-    if hardware is not None:
+    if hardware is not None and energy.power_w is None:
         count = hardware.count or 1
         host = host_sizing(hardware.card, count, cards_per_machine(hardware.card, hardware.cards_per_node, notes))
     answer = electricity(host, hardware.card if hardware else None, energy, notes)
@@ -486,7 +495,8 @@ def estimate(
     _duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
-    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power)
+    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
+                     host.machines)
     ranges = _ranges(model, breakdown, speed, train)
     compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
         if alternatives else ()
@@ -495,8 +505,6 @@ def estimate(
         if resolved.training:
             raise InvalidInputError("a serving target needs an inference workload", "target")
         capacity = capacity_for(model, resolved, hardware, target, notes)
-    if capacity is not None and language == "zh":
-        capacity = replace(capacity, reason=to_zh(capacity.reason))
     return said_in(language, Estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
         cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
@@ -535,8 +543,6 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     if best is None:
         notes.warn("no card compared meets the target on any plan tried")
     language = notes.use("lang", lang, d.LANG)
-    if language == "zh":
-        options = tuple(replace(o, reason=to_zh(o.reason)) for o in options)
     return said_in(language, CapacityResult(
         model=model, target=target, prompt_tokens=resolved.prompt_tokens,
         output_tokens=resolved.output_tokens or 1, engine=resolved.engine or "guide", options=options,
@@ -668,16 +674,6 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
         out.append(FigureRange("time_s", r.low, r.typical, r.high,
                                "MFU 30-50 % and the step model against the guide's curve"))
     return tuple(out)
-
-
-def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:
-    """Say which variant a family name ("A100") was taken as, once per card, and the line a
-    custom card was taken to be."""
-    for warning in dict.fromkeys(c.lookup_warning for c in cards if c.lookup_warning):
-        notes.warn(warning)
-    for card in cards:
-        if card.line_assumed:
-            notes.assume("hardware.card.line", card.line, card.line_assumed)
 
 
 def _opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),

@@ -7,9 +7,16 @@ from dataclasses import dataclass
 from . import defaults as d
 from .cards import Card, half_precision_rate
 from .errors import InvalidInputError
-from .inputs import Assumption, Notes, WorkloadInput, resolve_workload, say_derived_half_precision
+from .inputs import (
+    Assumption,
+    Notes,
+    WorkloadInput,
+    card_warnings,
+    resolve_workload,
+    say_derived_half_precision,
+)
 from .memory import memory_breakdown
-from .model import ModelSpec
+from .model import ModelSpec, context_warning
 from .placement import cards_needed
 from .plan import CARDS_PER_MACHINE, CARDS_PER_MACHINE_NOTE
 from .units import GB, GIB, TERA
@@ -141,6 +148,8 @@ def rank_cards(
     """The guide's ranking: memory first as a threshold (when a model is given), then the
     weighted, normalised dimensions."""
     notes = Notes()
+    card_warnings(cards, notes)
+    cards = tuple({card.id: card for card in cards}.values())  # one row per card, in order
     if weights is None:
         weights = WEIGHTS[line]
         notes.assume("weights", line, f"the guide's weights for the {line} line")
@@ -151,6 +160,7 @@ def rank_cards(
             CARDS_PER_MACHINE[line], f"the cards the model needs, up to one {line} machine's "
             f"{CARDS_PER_MACHINE[line]}: {CARDS_PER_MACHINE_NOTE[line]}"))
         resolved = resolve_workload(workload, notes, model)
+        context_warning(model, resolved.context_tokens, notes)
         kept = []
         breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes())
         for card in cards:
@@ -164,7 +174,7 @@ def rank_cards(
     if not kept:
         notes.warn("no compared card passes the memory threshold")
     for card in kept:
-        say_derived_half_precision(card, notes, card.id)
+        say_derived_half_precision(card, notes)
     return RankResult(line=line, weights=weights, normalisation=NORMALISATION,
                       ranking=rank(tuple(kept), weights), excluded=tuple(excluded),
                       **notes.said())

@@ -8,6 +8,7 @@ from .capacity import Target, capacity_for, met_plan
 from .cards import LINES, Card, Catalog
 from .catalog import Price
 from .errors import InvalidInputError
+from .host import host_sizing
 from .inputs import (
     Assumption,
     HardwareInput,
@@ -18,11 +19,13 @@ from .inputs import (
     say_derived_half_precision,
 )
 from .memory import MemoryBreakdown, memory_breakdown
-from .model import ModelSpec
+from .model import ModelSpec, context_warning
 from .placement import cards_needed
+from .plan import cards_per_machine
 from .questions import place_serving, place_training
 from .throughput import decode_speed
 from .units import GB
+from .zh import to_zh
 
 # Cards one machine holds when the model may be split; a training cluster may grow to
 # d.CLUSTER_COMPLEXITY_CARDS (guide 5.3: beyond 32 cards complexity rises steeply).
@@ -103,6 +106,7 @@ def recommend(
     for a in assumed:
         notes.assume(a.name, a.value, a.note)
     resolved = resolve_workload(workload, notes, model)
+    context_warning(model, resolved.context_tokens, notes)
     if target is not None and resolved.training:
         raise InvalidInputError("a serving target needs an inference workload", "target")
     if constraints.budget is not None and not prices:
@@ -112,7 +116,9 @@ def recommend(
     result = replace(result, excluded_lines_zh=tuple(
         (line, zh) for line, (_, zh) in line_exclusions(constraints).items()))
     if result.choice is not None:
-        say_derived_half_precision(result.choice.card, notes, result.choice.card.id)
+        say_derived_half_precision(result.choice.card, notes)
+    else:
+        notes.warn("no tier of any allowed line meets the constraints")
     return replace(result, assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings))
 
 
@@ -144,7 +150,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
         fitting = [c for c in candidates if c.fits]
         if fitting:
             choice, ranked_by = _best(fitting)
-            examples = _examples(catalog, choice.card)
+            examples = _examples(model, resolved, catalog, choice, breakdown)
             en, zh = _reasons(line, reasons, choice, ranked_by)
             return Recommendation(line, _excluded_en(excluded), choice, tuple(evaluated), examples,
                                   ranked_by, en, zh)
@@ -160,10 +166,17 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
                           "none", en, zh)
 
 
-def _examples(catalog: Catalog, tier: Card) -> tuple[Card, ...]:
-    """Real cards of the tier that hold what the tier holds: at least its memory."""
-    return tuple(card for card in catalog.cards if card.kind == "card" and card.tier == tier.id
-                 and card.memory_bytes >= tier.memory_bytes)
+def _examples(model: ModelSpec, workload: Workload, catalog: Catalog, choice: Candidate,
+              breakdown: MemoryBreakdown | None) -> tuple[Card, ...]:
+    """Real cards of the chosen tier that hold the job on the count recommended."""
+    count = choice.count or 1
+
+    def holds(card: Card) -> bool:
+        needed, _ = cards_needed(model, workload, card, breakdown)
+        return needed is not None and needed <= count
+
+    return tuple(card for card in catalog.cards
+                 if card.kind == "card" and card.tier == choice.card.id and holds(card))
 
 
 def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
@@ -205,9 +218,9 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
-    if c.power_w_total is not None and card.power_w * count > c.power_w_total:
-        return Candidate(card, count, False, figure, None, None, None,
-                         f"{count} x {card.power_w:g} W exceeds the {c.power_w_total:g} W allowed in all")
+    over = _over_total_power(c, count, machine_power_w(card, count))
+    if over:
+        return Candidate(card, count, False, figure, None, None, None, over)
     job = _job(model, workload, card, count, notes, breakdown)
     value = _figure(model, workload, job, figure)
     price = prices.get(card.id)
@@ -234,9 +247,9 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
     plan, cards, _ = met_plan(answer)
-    if c.power_w_total is not None and card.power_w * cards > c.power_w_total:
-        return Candidate(card, cards, False, figure, None, None, None,
-                         f"{cards} x {card.power_w:g} W exceeds the {c.power_w_total:g} W allowed in all")
+    over = _over_total_power(c, cards, answer.power_w or machine_power_w(card, cards))
+    if over:
+        return Candidate(card, cards, False, figure, None, None, None, over)
     group = plan.group
     if c.splittable is False and group > 1:
         return Candidate(card, cards, False, figure, None, None, None,
@@ -249,6 +262,19 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     return Candidate(card, cards, True, figure, cards, total,
                      None if total is None else 1 / total,
                      f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
+
+
+def machine_power_w(card: Card, count: int) -> float:
+    """What the machines carrying `count` cards draw: the figure /cost and /estimate price."""
+    return host_sizing(card, count, cards_per_machine(card, None, Notes())).typical_power_w
+
+
+def _over_total_power(c: Constraints, cards: int, power_w: float) -> str | None:
+    """Why the machines break power_w_total (their draw, host included), or None."""
+    if c.power_w_total is None or power_w <= c.power_w_total:
+        return None
+    return (f"{cards} cards in their machines draw {power_w:,.0f} W, over the "
+            f"{c.power_w_total:,.0f} W allowed in all")
 
 
 def _job(model, workload: Workload, card: Card, count: int, notes: Notes,
@@ -326,6 +352,8 @@ class Scenario:
     constraints: Constraints
     guide_counts: dict
     guide_answer: str
+    title_zh: str = ""
+    guide_answer_zh: str = ""
 
     @property
     def guide_tiers(self) -> tuple[str, ...]:
@@ -340,19 +368,25 @@ SCENARIOS = {
                  Constraints(power_w=250, continuous_hours=4, splittable=False),
                  {"C70": 1, "W-A": 1},
                  "C70 (tight: LoRA at batch 1, 2K sequence) or W-A (7B LoRA at 4K, 13B 4-bit "
-                 "inference at 20-30 tokens/s)"),
+                 "inference at 20-30 tokens/s)",
+                 "个人开发者，7B-13B 微调与推理",
+                 "C70（紧张：LoRA batch 1、2K 序列）或 W-A（7B LoRA 4K，13B 4-bit 推理 20-30 token/s）"),
         Scenario("team_inference", "team inference service, 30B-70B, dozens of concurrent users",
                  "qwen2.5-32b", {"precision": "awq", "context_tokens": 4096, "batch_size": 32},
                  Constraints(power_w=300, continuous_hours=24 * 365, splittable=True),
                  {"W-B": 2, "D-S": 2},
                  "2 x W-B (replicas, data parallel) or 2-4 x D-S (tensor parallel); 70B half "
-                 "precision needs 3 x W-B or 2 x D-M"),
+                 "precision needs 3 x W-B or 2 x D-M",
+                 "团队推理服务，30B-70B，几十路并发",
+                 "2 张 W-B（副本，数据并行）或 2-4 张 D-S（张量并行）；70B 半精度需要 3 张 W-B 或 2 张 D-M"),
         Scenario("training_cluster", "small training cluster, 7B-13B full fine-tune", "llama-2-7b",
                  {"mode": "full_finetune", "context_tokens": 4096, "batch_size": 1},
                  Constraints(power_w=700, continuous_hours=24 * 30, splittable=True, ecc=True),
                  {"D-M": 4},
                  "4 x 80 GB (33 GB each) for 7B, 8 cards for 13B; a high-speed interconnect; "
-                 "stay at or under 32 cards"),
+                 "stay at or under 32 cards",
+                 "小型训练集群，7B-13B 全参数微调",
+                 "7B 用 4 张 80 GB（每卡 33 GB），13B 用 8 张；要高速互联；控制在 32 张以内"),
     )
 }
 
@@ -371,29 +405,40 @@ def scenario_assumptions(scenario: Scenario, given: set[str]) -> tuple[Assumptio
     return tuple(Assumption(name, value, why) for name, value in supplied.items() if name not in given)
 
 
-def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool, tuple[str, ...]]:
+def compare_with_guide(scenario: Scenario, result: Recommendation,
+                       lang: str = "en") -> tuple[bool, tuple[str, ...]]:
     """Whether the service lands on one of the guide's tiers, and each guide tier's figures."""
     choice = result.choice
     chosen = choice.card.id if choice else None
     by_tier = {c.card.id: c for c in result.candidates}
+    zh = lang == "zh"
     lines = []
     for tier in scenario.guide_tiers:
         candidate = by_tier.get(tier)
         if tier == chosen:
             assert candidate is not None  # the choice is one of the candidates
             guide_count = scenario.guide_counts[tier]
-            same = candidate.count == guide_count
-            lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
-                "" if same else f" where the guide says {guide_count}: {candidate.reason}"))
+            differs = candidate.count != guide_count
+            if zh:
+                lines.append(f"{tier}：服务也选它，{candidate.count} 张" + (
+                    f"，指南说 {guide_count} 张：{to_zh(candidate.reason)}" if differs else ""))
+            else:
+                lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
+                    f" where the guide says {guide_count}: {candidate.reason}" if differs else ""))
         elif candidate is None:
-            lines.append(f"{tier}: not evaluated; a lower line ({result.line}) already meets the "
+            lines.append(f"{tier}：未评估；更低一档的产品线（{result.line}）已满足约束" if zh else
+                         f"{tier}: not evaluated; a lower line ({result.line}) already meets the "
                          "constraints")
         elif not candidate.fits:
-            lines.append(f"{tier}: the service disagrees: {candidate.reason}")
+            lines.append(f"{tier}：服务不同意：{to_zh(candidate.reason)}" if zh else
+                         f"{tier}: the service disagrees: {candidate.reason}")
         else:
             assert choice is not None  # recommend chooses whenever a candidate fits
-            lines.append(f"{tier}: fits on {candidate.count} card(s) with {candidate.figure} "
-                         f"{candidate.value:,.1f}, below {chosen}'s {choice.value:,.1f}")
+            lines.append(
+                f"{tier}：{candidate.count} 张放得下，{candidate.figure} {candidate.value:,.1f}，"
+                f"低于 {chosen} 的 {choice.value:,.1f}" if zh else
+                f"{tier}: fits on {candidate.count} card(s) with {candidate.figure} "
+                f"{candidate.value:,.1f}, below {chosen}'s {choice.value:,.1f}")
     return chosen in scenario.guide_tiers, tuple(lines)
 
 

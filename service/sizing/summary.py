@@ -32,6 +32,8 @@ class _Sentences(TypedDict):
     train: str
     guide: str
     energy: str
+    one_machine: str
+    machines: str
     context: str
 
 
@@ -62,8 +64,10 @@ _TEXT: dict[str, _Sentences] = {
                   "({low_days:.1f}-{high_days:.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling "
                   "({method}){guide}."),
         "guide": "; the guide's scaling curve says {guide_days:.1f}",
-        "energy": ("The machine draws about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity "
+        "energy": ("{who} about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity "
                    "a year at {price:g} per kWh."),
+        "one_machine": "The machine draws",
+        "machines": "The {machines} machines draw",
         "context": ("The {context:,}-token context is beyond the model's {positions:,} positions: "
                     "expect degraded output."),
     },
@@ -89,8 +93,10 @@ _TEXT: dict[str, _Sentences] = {
         "train": ("训练 {tokens:.3g} token 在 {cards} 张卡上约需 {days:.1f} 天（{low_days:.1f}-"
                   "{high_days:.1f}；利用率 {mfu:.0%}，扩展效率 {scaling:.0%}{guide}）。"),
         "guide": "；按指南的扩展曲线约 {guide_days:.1f} 天",
-        "energy": ("整机功耗约 {power_w:,.0f} W，按每度电 {price:g} 算，每年电费约 "
+        "energy": ("{who}约 {power_w:,.0f} W，按每度电 {price:g} 算，每年电费约 "
                    "{cost:,.0f} {currency}。"),
+        "one_machine": "整机功耗",
+        "machines": "{machines} 台整机合计功耗",
         "context": "{context:,} token 的上下文超出了模型的 {positions:,} 个位置，输出质量会下降。",
     },
 }
@@ -99,15 +105,15 @@ _TEXT: dict[str, _Sentences] = {
 def summarise(
     lang: str, model: ModelSpec, workload: Workload, card: Card, memory: MemoryBreakdown,
     fit: FitAnswer, plan: PlanAnswer, speed: ThroughputAnswer | None, train: TrainingAnswer | None,
-    energy: EnergyAnswer,
+    energy: EnergyAnswer, machines: int = 1,
 ) -> str:
     """The estimate in a few sentences a chatbot can quote."""
     text = _TEXT["zh" if lang == "zh" else "en"]
     return text["sep"].join(_sentences(text, model, workload, card, memory, fit, plan, speed, train,
-                                       energy))
+                                       energy, machines))
 
 
-def _sentences(text, model, workload, card, memory, fit, plan, speed, train, energy):
+def _sentences(text, model, workload, card, memory, fit, plan, speed, train, energy, machines):
     cards = fit.total_bytes // max(1, fit.need_bytes_per_card)  # the cards the plan uses
     yield text["need" if cards <= 1 else "need_many"].format(
         params_b=model.params / BILLION, precision=workload.precision.name,
@@ -143,5 +149,6 @@ def _sentences(text, model, workload, card, memory, fit, plan, speed, train, ene
             tokens=train.train_tokens, days=train.time_s / SECONDS_PER_DAY, cards=train.cards,
             low_days=r.low / SECONDS_PER_DAY, high_days=r.high / SECONDS_PER_DAY, mfu=train.mfu,
             scaling=train.scaling_efficiency, method=train.method, guide=guide)
-    yield text["energy"].format(power_w=energy.power_w, cost=energy.electricity_cost_per_year,
+    who = text["machines"].format(machines=machines) if machines > 1 else text["one_machine"]
+    yield text["energy"].format(who=who, power_w=energy.power_w, cost=energy.electricity_cost_per_year,
                                 currency=energy.currency, price=energy.price_per_kwh)

@@ -239,7 +239,8 @@ def training_answer(
                      "the MFU counts the model FLOPs, as published MFUs with recomputation do")
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else training_time_s(flops, cards, peak, workload.mfu)
-    gradient_bytes = model.params * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
+    synced = _adapter_params(model, workload) if workload.adapters else model.params
+    gradient_bytes = synced * notes.use("gradient_bytes_per_param", None, d.GRADIENT_BYTES_PER_PARAM)
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
     asked = global_batch(model, workload, notes)
     step = plan_step(model, workload, par, peak, place, asked)
@@ -414,11 +415,16 @@ def _state_traffic(stage: int | None, shards: _Shards, t: _Timing) -> tuple[floa
     return reduce, t.hidden(reduce, BACKWARD_SHARE)
 
 
+def _adapter_params(model: ModelSpec, workload: Workload) -> int:
+    """LoRA's trainable parameters: counted from the layer shapes, else a share of the model."""
+    return tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets) \
+        or round(LORA_ADAPTER_SHARE * model.params)
+
+
 def _adapter_traffic(model, workload, shards: _Shards, t: _Timing) -> tuple[float, float]:
     """LoRA: the adapters' gradients once a step, and a sharded frozen base gathered for every
     micro-batch's forward and backward."""
-    adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets) \
-        or LORA_ADAPTER_SHARE * model.params
+    adapters = _adapter_params(model, workload)
     # This card's adapters in the group: the same share of them as of the parameters.
     reduce = t.allreduce(adapters * shards.params / model.params * d.GRADIENT_BYTES_PER_PARAM.value)
     gathers = 0.0

@@ -11,7 +11,7 @@ under lang=zh.
 """
 
 import re
-from dataclasses import replace
+from dataclasses import fields, replace
 from functools import lru_cache
 
 from .zh_rules_notes import RULES as NOTE_RULES
@@ -44,13 +44,25 @@ def _by_rule(text: str) -> str | None:
 
 
 def said_in(lang: str, result):
-    """The result with its warnings, assumption notes and fit reason in `lang` (zh translates;
-    any other language leaves it as it is)."""
+    """The result with its words in `lang` (zh translates; any other language leaves it as it
+    is): warnings, assumption notes, a fit's or an option's reason, the alternatives' notes, and
+    the same inside its options and its capacity answer."""
     if lang != "zh":
         return result
-    changes: dict = {"warnings": tuple(to_zh(w) for w in result.warnings),
-                     "assumptions": tuple(replace(a, note=to_zh(a.note)) for a in result.assumptions)}
-    fit = getattr(result, "fit", None)
-    if fit is not None and getattr(fit, "reason", None):
-        changes["fit"] = replace(fit, reason=to_zh(fit.reason))
+    have = {f.name for f in fields(result)}
+    changes: dict = {}
+    if "warnings" in have:
+        changes["warnings"] = tuple(to_zh(w) for w in result.warnings)
+    if "assumptions" in have:
+        changes["assumptions"] = tuple(replace(a, note=to_zh(a.note)) for a in result.assumptions)
+    if "reason" in have and isinstance(result.reason, str):
+        changes["reason"] = to_zh(result.reason)
+    if "fit" in have and result.fit is not None:
+        changes["fit"] = replace(result.fit, reason=to_zh(result.fit.reason))
+    if "alternatives" in have:
+        changes["alternatives"] = tuple(replace(a, note=to_zh(a.note)) for a in result.alternatives)
+    if "options" in have:
+        changes["options"] = tuple(said_in(lang, o) for o in result.options)
+    if "capacity" in have and result.capacity is not None:
+        changes["capacity"] = said_in(lang, result.capacity)
     return replace(result, **changes)

@@ -172,8 +172,8 @@ RULES: tuple[tuple[str, str], ...] = (
      "在 {limit} 张卡上每张需要 {need} GB，可用只有 {usable} GB；要 {n} 张才放得下"),
     (rf"(?P<w>{_N}) W per card exceeds the (?P<allowed>{_N}) W allowed",
      "每张卡 {w} W，超过允许的 {allowed} W"),
-    (rf"(?P<n>{_N}) x (?P<w>{_N}) W exceeds the (?P<allowed>{_N}) W allowed in all",
-     "{n} 张 × {w} W，超过允许的总功耗 {allowed} W"),
+    (rf"(?P<n>{_N}) cards in their machines draw (?P<w>{_N}) W, over the (?P<allowed>{_N}) W allowed in all",
+     "{n} 张卡连同整机功耗 {w} W，超过允许的总功耗 {allowed} W"),
     (rf"(?P<n>{_N}) cards cost (?P<total>{_N}), over the budget of (?P<budget>{_N})",
      "{n} 张卡共 {total}，超出 {budget} 的预算"),
     (rf"(?P<n>{_N}) x (?P<card>{_CARD}) hold it \((?P<need>{_N}) GB of (?P<usable>{_N}) GB usable each\); "
@@ -182,4 +182,15 @@ RULES: tuple[tuple[str, str], ...] = (
     (rf"the target needs the model split over (?P<n>{_N}) cards, and it must not be",
      "要达到目标得把模型切分到 {n} 张卡上，而约束要求不切分"),
     (rf"(?P<t_reason>.+); (?P<m>{_N}) machine\(s\), (?P<w>{_N}) W", "{t_reason}；{m} 台机器，{w} W"),
+
+    # --- questions.py _alternatives: the note of each alternative compared (alternatives[].note)
+    (rf"(?P<f>{_N}) FLOPs per parameter and token", "每个参数每个 token {f} 次浮点运算"),
+    (rf"(?P<gb>{_N}) GB of weights", "权重 {gb} GB"),
+    (r"does not fit on any count", "用多少张都放不下"),
+    (r"does not fit", "放不下"),
+    (rf"pipeline parallelism holds it on (?P<n>{_N}) cards, where the engine's tensor parallelism "
+     rf"needs (?P<m>{_N})",
+     "流水线并行用 {n} 张卡就放得下，而引擎的张量并行需要 {m} 张"),
+    (r"one stream gains no bandwidth from the extra stages", "多出的流水线级不会给单路带来更多带宽"),
+    (r"no tier of any allowed line meets the constraints", "没有任何允许的产品线有档位满足这些约束"),
 )

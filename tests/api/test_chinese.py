@@ -34,6 +34,11 @@ def _sentences(answer: dict):
         yield fit["reason"]
     for option in answer.get("options") or []:
         yield option["reason"]
+        yield from (a["note"] for a in option.get("assumptions") or [])
+    yield from (a["note"] for a in answer.get("alternatives") or [])
+    scenario = answer.get("scenario") or {}
+    yield from scenario.get("comparison") or []
+    yield from filter(None, (scenario.get("title"), scenario.get("guide_answer")))
     yield from answer.get("reasons") or []
     yield from (c["reason"] for c in answer.get("candidates") or [])
     yield from (e["reason"] for e in answer.get("excluded_lines") or [])

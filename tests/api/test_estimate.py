@@ -49,7 +49,7 @@ def test_a_large_consumer_training_run_collects_its_warnings(client):
 
 def test_d_s_half_precision_is_derived_from_int8_and_said(client):
     answer = estimate(client, model={"params_billion": 7}, hardware={"card": "D-S", "count": 1})
-    derived = names(answer)["compute.dense_tflops_half_precision"]
+    derived = names(answer)["D-S.dense_tflops_half_precision"]
     assert derived["value"] == approx(400) and "INT8" in derived["note"]
 
 

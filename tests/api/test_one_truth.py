@@ -290,8 +290,8 @@ def test_recommend_takes_power_per_card_or_in_all(client):
     body = {"model": "llama-3.1-8b", "workload": {"precision": "q4_k_m"}}
     per_card = post(client, "/recommend", {**body, "constraints": {"power_w_per_card": 200}})
     assert per_card["tier"]["power_w"] <= 200
-    total = post(client, "/recommend", {**body, "constraints": {"power_w_total": 300, "splittable": True}})
-    assert total["tier"]["power_w"] * total["count"] <= 300
+    total = post(client, "/recommend", {**body, "constraints": {"power_w_total": 600, "splittable": True}})
+    assert total["host"]["typical_power_w"] <= 600  # the machine's draw, as /cost prices it
     both = client.post("/recommend", json={**body, "constraints": {"power_w": 200, "power_w_per_card": 200}})
     assert both.status_code == 422
 
@@ -301,10 +301,17 @@ def test_a_budget_without_prices_is_a_warning(client):
     assert any("cannot be checked" in w for w in answer["warnings"])
 
 
-def test_example_cards_hold_the_recommended_tiers_memory(client):
-    for scenario in ("developer", "team_inference", "training_cluster"):
-        answer = post(client, "/recommend", {"scenario": scenario})
-        assert all(c["memory_gib"] >= answer["tier"]["memory_gib"] for c in answer["example_cards"])
+@pytest.mark.parametrize("scenario", ["developer", "team_inference", "training_cluster"])
+def test_example_cards_hold_the_job_on_the_recommended_count(client, scenario):
+    answer = post(client, "/recommend", {"scenario": scenario})
+    said = {a["name"]: a["value"] for a in answer["assumptions"]}
+    workload = dict(pair.split(" ") for pair in said["workload"].split(", "))
+    workload = {k: int(v) if v.isdigit() else v for k, v in workload.items()}
+    assert answer["example_cards"]
+    for card in answer["example_cards"]:
+        held = post(client, "/memory", {"model": said["model"], "workload": workload,
+                                        "hardware": {"card": card["id"], "count": answer["count"]}})
+        assert held["fits"], card["id"]
 
 
 def test_rank_with_a_model_allows_the_cards_it_needs_up_to_a_machine(client):
@@ -319,7 +326,8 @@ def test_a_derived_figure_is_flagged_the_same_way_everywhere(client):
     estimate = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "D-S"}})
     rank = post(client, "/rank", {"line": "datacenter", "cards": ["D-S", "D-M"]})
     for answer in (estimate, rank):
-        assert note in {a["note"] for a in answer["assumptions"]}
+        said = {a["name"]: a["note"] for a in answer["assumptions"]}
+        assert said["D-S.dense_tflops_half_precision"] == note
 
 
 def test_every_tier_has_two_real_cards(client):
@@ -327,3 +335,56 @@ def test_every_tier_has_two_real_cards(client):
     for tier in tiers:
         cards = client.get(f"/cards?tier={tier['id']}&kind=card").get_json()["cards"]
         assert len(cards) >= 2, tier["id"]
+
+
+def test_llama_3_keeps_its_own_8k_context(client):
+    assert client.get("/models/llama-3-8b").get_json()["max_context_tokens"] == 8192
+    answer = post(client, "/estimate", {"model": "llama-3-8b", "hardware": {"card": "h100-sxm"},
+                                        "workload": {"context_tokens": 16_384}})
+    assert any("8,192 positions" in w for w in answer["warnings"])
+
+
+@pytest.mark.parametrize("path", ["/rank", "/recommend"])
+def test_rank_and_recommend_say_a_context_beyond_the_model(client, path):
+    body = {"model": "llama-2-7b", "workload": {"context_tokens": 32_768}}
+    answer = post(client, path, {**body, "line": "datacenter"} if path == "/rank" else body)
+    assert any("4,096 positions" in w for w in answer["warnings"])
+
+
+def test_lora_syncs_the_adapters_gradients_not_the_models(client):
+    body = {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 8}}
+    lora = post(client, "/scaling", {**body, "workload": {"mode": "lora", "train_tokens": 1e9}})
+    full = post(client, "/scaling", {**body, "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
+    assert lora["gradient_bytes"] < full["gradient_bytes"] / 50
+
+
+def test_rank_says_family_names_and_ranks_a_card_once(client):
+    answer = post(client, "/rank", {"cards": ["A100", "A100 80GB", "H100"]})
+    assert [r["card"]["id"] for r in answer["ranking"]].count("a100-80gb-sxm") == 1
+    assert sum("taken as" in w for w in answer["warnings"]) == 3
+
+
+def test_a_memory_size_is_no_model_number_in_a_near_miss(client):
+    response = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "A800 40GB"}})
+    assert response.get_json()["detail"].split("closest: ")[1].startswith("a800-")
+
+
+def test_a_card_whose_figures_conflict_is_named_not_invented(client):
+    response = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "昇腾910B"}})
+    assert response.status_code == 422 and "disagree" in response.get_json()["detail"]
+
+
+def test_training_that_fits_nowhere_warns_of_nothing_but_the_fix(client):
+    body = {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 8},
+            "workload": {"mode": "full_finetune", "train_tokens": 1e9, "context_tokens": 131_072}}
+    answer = post(client, "/scaling", {**body, "deadline_days": 10})
+    assert answer["time_s"] is None and not any("ECC" in w for w in answer["warnings"])
+    assert any("none meets the 10-day deadline" in w for w in answer["warnings"])
+
+
+def test_an_fp32_checkpoint_is_served_in_16_bit():
+    from service.sizing import model_from_hf_config
+    config = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+              "num_attention_heads": 8, "vocab_size": 1000, "intermediate_size": 2048,
+              "torch_dtype": "float32"}
+    assert model_from_hf_config(config).released_precision is None
