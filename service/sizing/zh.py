@@ -6,7 +6,8 @@ variable parts as named groups) and the Chinese template that says the same; a g
 `t_...` holds a nested sentence that is translated in turn. A message no rule matches whole is
 split at "; " and its parts are translated one by one. The rules live beside this module, in
 zh_rules_warnings.py (warnings and recommendation reasons) and zh_rules_notes.py (assumption
-notes and fit reasons); tests/api/test_chinese.py fails on a message an answer says in English
+notes and fit reasons), with the shapes and plan rules both share in zh_terms.py;
+tests/api/test_chinese.py fails on a message an answer says in English
 under lang=zh.
 """
 

@@ -9,10 +9,10 @@ Citations (repository paths, papers, quoted sentences) stay as they are inside t
 
 import re
 
-_N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
-_CARD = r"[^\s:;()]+"  # a card id: h100-sxm, C70, D-S, custom
-_KIND = r"(?:tensor|pipeline|expert|data|replicas)"
-_PLAN = rf"(?:one card|{_KIND} \d+(?: x {_KIND} \d+)*)"  # Parallelism.describe()
+from .zh_terms import CARD as _CARD
+from .zh_terms import PLAN as _PLAN
+from .zh_terms import N as _N
+
 _FMT = r"[\w.-]+"  # a format or compute key: bf16, q4_k_m, mxfp4, int8
 
 
@@ -266,17 +266,6 @@ _CAPACITY: tuple[tuple[str, str], ...] = (
      "在 {card} 上没有任何方案能放下模型加一条序列"),
 )
 
-# --- plan.py Parallelism.describe() (as in zh_rules_warnings.py, which comes first)
-_PLANS: tuple[tuple[str, str], ...] = (
-    (rf"(?P<t_a>{_KIND} \d+) x (?P<t_b>{_KIND} \d+(?: x {_KIND} \d+)*)", "{t_a} × {t_b}"),
-    (r"tensor (?P<n>\d+)", "张量并行 {n}"),
-    (r"pipeline (?P<n>\d+)", "流水线并行 {n}"),
-    (r"expert (?P<n>\d+)", "专家并行 {n}"),
-    (r"data (?P<n>\d+)", "数据并行 {n}"),
-    (r"replicas (?P<n>\d+)", "副本 {n}"),
-    (r"one card", "单卡"),
-)
-
 # --- throughput.py _fixed_cost_notes: step_overhead_s, by MoE cost and by calibration
 _STEP = rf"(?P<us>{_N}) us per layer"
 _STEP_MOE = rf" and (?P<moe>{_N}) us more per MoE layer"
@@ -423,7 +412,6 @@ RULES: tuple[tuple[str, str], ...] = (
     *_ENGINES,
     *_FIT,
     *_CAPACITY,
-    *_PLANS,
     *_OVERHEAD,
     *_COMPUTE_PATH,
     *_LINES,

@@ -6,9 +6,9 @@ plan's description, a family's why. Recommendation reasons are said in Chinese a
 (recommend.py: reasons_zh), so no rule is needed for them.
 """
 
-_N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
-_CARD = r"[^\s:;()]+"  # a card id: h100-sxm, C70, D-S, custom
-_PLAN = r"(?:tensor|pipeline|expert|data|replicas) \d+"  # one term of Parallelism.describe()
+from .zh_terms import CARD as _CARD
+from .zh_terms import PLAN_RULES
+from .zh_terms import N as _N
 
 _CONTEXT = rf"context of (?P<ctx>{_N}) tokens is beyond (?P<model>.+)'s (?P<pos>{_N}) positions"
 _DEGRADES = (r": the model was not trained that long and its output degrades past it; the memory and speed "
@@ -17,14 +17,8 @@ _CONTEXT_ZH = "上下文 {ctx} tokens 超出了 {model} 的 {pos} 个位置"
 _DEGRADES_ZH = "：模型没有在这么长的上下文上训练过，超出部分输出质量会下降；所示显存和速度按所要求的长度计算"
 
 RULES: tuple[tuple[str, str], ...] = (
-    # --- plan.py Parallelism.describe(): "tensor 4 x pipeline 3", "one card" (inside warnings)
-    (rf"(?P<t_a>{_PLAN}) x (?P<t_b>{_PLAN}(?: x {_PLAN})*)", "{t_a} × {t_b}"),
-    (r"tensor (?P<n>\d+)", "张量并行 {n}"),
-    (r"pipeline (?P<n>\d+)", "流水线并行 {n}"),
-    (r"expert (?P<n>\d+)", "专家并行 {n}"),
-    (r"data (?P<n>\d+)", "数据并行 {n}"),
-    (r"replicas (?P<n>\d+)", "副本 {n}"),
-    (r"one card", "单卡"),
+    # --- plan.py Parallelism.describe(): "tensor 4 x pipeline 3", "one card" (zh_terms.py)
+    *PLAN_RULES,
 
     # --- cards.py Catalog.get: a family name taken as its most deployed variant
     (r"(?P<name>'[^']*'|\"[^\"]*\") is taken as (?P<card>\S+) \((?P<t_why>.+)\); it may also mean "

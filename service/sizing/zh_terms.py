@@ -1,0 +1,19 @@
+"""What both rule files of zh.py share: the shapes of the domain's variable parts (numbers,
+card ids, plan terms) and the rules for a plan's description (plan.py Parallelism.describe(),
+"tensor 4 x pipeline 3", "one card"), which stand inside warnings and notes alike."""
+
+N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
+CARD = r"[^\s:;()]+"  # a card id: h100-sxm, C70, D-S, custom
+KIND = r"(?:tensor|pipeline|expert|data|replicas)"
+TERM = rf"{KIND} \d+"  # one term of a plan's description
+PLAN = rf"(?:one card|{TERM}(?: x {TERM})*)"  # a whole description
+
+PLAN_RULES: tuple[tuple[str, str], ...] = (
+    (rf"(?P<t_a>{TERM}) x (?P<t_b>{TERM}(?: x {TERM})*)", "{t_a} × {t_b}"),
+    (r"tensor (?P<n>\d+)", "张量并行 {n}"),
+    (r"pipeline (?P<n>\d+)", "流水线并行 {n}"),
+    (r"expert (?P<n>\d+)", "专家并行 {n}"),
+    (r"data (?P<n>\d+)", "数据并行 {n}"),
+    (r"replicas (?P<n>\d+)", "副本 {n}"),
+    (r"one card", "单卡"),
+)
