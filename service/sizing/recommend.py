@@ -113,8 +113,6 @@ def recommend(
         notes.warn(f"the budget of {constraints.budget:,.0f} cannot be checked: no card has a price "
                    "(give prices, or an operator's catalog with prices)")
     result = _recommend(model, resolved, constraints, catalog, prices, target)
-    result = replace(result, excluded_lines_zh=tuple(
-        (line, zh) for line, (_, zh) in line_exclusions(constraints).items()))
     if result.choice is not None:
         say_derived_half_precision(result.choice.card, notes)
     else:
@@ -152,8 +150,8 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
             choice, ranked_by = _best(fitting)
             examples = _examples(model, resolved, catalog, choice, breakdown)
             en, zh = _reasons(line, reasons, choice, ranked_by)
-            return Recommendation(line, _excluded_en(excluded), choice, tuple(evaluated), examples,
-                                  ranked_by, en, zh)
+            return Recommendation(line, _excluded(excluded, 0), choice, tuple(evaluated), examples,
+                                  ranked_by, en, zh, excluded_lines_zh=_excluded(excluded, 1))
         if target is not None:
             reasons.append((f"{line}: no tier meets the target within the power limit",
                             f"{line}：在功耗限制内没有档位达到服务目标"))
@@ -162,8 +160,8 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
         reasons.append((f"{line}: no tier holds the model within {limit} card(s) and the power limit",
                         f"{line}：在 {limit} 张卡和功耗限制内没有档位放得下"))
     en, zh = tuple(r[0] for r in reasons), tuple(r[1] for r in reasons)
-    return Recommendation(allowed[-1], _excluded_en(excluded), None, tuple(evaluated), (),
-                          "none", en, zh)
+    return Recommendation(allowed[-1], _excluded(excluded, 0), None, tuple(evaluated), (),
+                          "none", en, zh, excluded_lines_zh=_excluded(excluded, 1))
 
 
 def _examples(model: ModelSpec, workload: Workload, catalog: Catalog, choice: Candidate,
@@ -179,8 +177,9 @@ def _examples(model: ModelSpec, workload: Workload, catalog: Catalog, choice: Ca
                  if card.kind == "card" and card.tier == choice.card.id and holds(card))
 
 
-def _excluded_en(excluded: dict) -> tuple[tuple[str, str], ...]:
-    return tuple((line, en) for line, (en, _) in excluded.items())
+def _excluded(excluded: dict, language: int) -> tuple[tuple[str, str], ...]:
+    """(line, why) for each excluded line, in English (0) or Chinese (1)."""
+    return tuple((line, said[language]) for line, said in excluded.items())
 
 
 def _pcie_cluster(model: ModelSpec, workload: Workload, line_tiers: list[Card], c: Constraints) -> bool:
@@ -218,7 +217,7 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
                          f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
-    over = _over_total_power(c, count, machine_power_w(card, count))
+    over = _over_total_power(c, card, count)
     if over:
         return Candidate(card, count, False, figure, None, None, None, over)
     job = _job(model, workload, card, count, notes, breakdown)
@@ -247,7 +246,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
     plan, cards, _ = met_plan(answer)
-    over = _over_total_power(c, cards, answer.power_w or machine_power_w(card, cards))
+    over = _over_total_power(c, card, cards, answer.power_w)
     if over:
         return Candidate(card, cards, False, figure, None, None, None, over)
     group = plan.group
@@ -269,9 +268,13 @@ def machine_power_w(card: Card, count: int) -> float:
     return host_sizing(card, count, cards_per_machine(card, None, Notes())).typical_power_w
 
 
-def _over_total_power(c: Constraints, cards: int, power_w: float) -> str | None:
-    """Why the machines break power_w_total (their draw, host included), or None."""
-    if c.power_w_total is None or power_w <= c.power_w_total:
+def _over_total_power(c: Constraints, card: Card, cards: int, power_w: float | None = None) -> str | None:
+    """Why the machines break power_w_total (their draw, host included: `power_w` where the
+    answer has it, else sized here), or None; nothing is sized without a total to check."""
+    if c.power_w_total is None:
+        return None
+    power_w = power_w or machine_power_w(card, cards)
+    if power_w <= c.power_w_total:
         return None
     return (f"{cards} cards in their machines draw {power_w:,.0f} W, over the "
             f"{c.power_w_total:,.0f} W allowed in all")
