@@ -328,9 +328,10 @@ class WorkloadSpecSchema(_Strict):
     mode = fields.String(validate=validate.OneOf(defaults.MODES), metadata=doc(
         "inference (default), full_finetune, lora, qlora or pretrain."))
     precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
-        "Weight format: fp32, bf16 (default), fp16, fp8, int8, int4; GGUF q8_0, q6_k, q5_k_m, "
-        "q4_k_m, q4_0, q3_k_m, q2_k; gptq and awq (gptq-int4-g128); bnb-int8, nf4, nf4-dq (qlora "
-        "default); mxfp4, nvfp4."))
+        "Weight format: fp32, bf16, fp16, fp8, int8, int4; GGUF q8_0, q6_k, q5_k_m, q4_k_m, "
+        "q4_0, q3_k_m, q2_k; gptq and awq (gptq-int4-g128); bnb-int8, nf4, nf4-dq (qlora "
+        "default); mxfp4, nvfp4. Default for inference: the format the model ships in (gpt-oss "
+        "mxfp4, DeepSeek-V3 fp8), else bf16."))
     kv_precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
         "KV cache format (the same names, e.g. fp8, q8_0); defaults to bf16 (fp32 with fp32 "
         "weights)."))
