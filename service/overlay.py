@@ -12,10 +12,14 @@ service with a message naming the file and line, rather than serving wrong numbe
         name: Our Model 8B
         config_source: internal registry
         config: {model_type: llama, hidden_size: 4096, ...}
-    prices:           # card id or alias -> price
+    prices:           # card id or alias -> purchase price per card (date optional)
       h100-sxm: {amount: 25000, currency: USD, source: "2026 framework contract"}
+    rents:            # card id or alias -> rental price per card-hour, with the date it held on
+      h100-sxm: {amount: 2.1, currency: USD, source: "provider quote Q-1142", date: 2026-11-02}
 """
 
+import datetime as dt
+import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,7 +28,7 @@ import yaml
 from .sizing import Catalogs, Price, SizingError, extend_catalogs, model_preset, real_card
 
 ENV_VAR = "SIZING_CATALOG_FILE"
-_SECTIONS = ("cards", "models", "prices")
+_SECTIONS = ("cards", "models", "prices", "rents")
 
 
 class CatalogFileError(ValueError):
@@ -58,15 +62,21 @@ def _load(path: Path) -> tuple[dict, dict[str, list[int]]]:
     return dict(data), _lines(node)
 
 
-def _price(raw, where: str) -> Price:
-    if not isinstance(raw, Mapping) or set(raw) - {"amount", "currency", "source"}:
-        raise ValueError(f"{where}: a price is {{amount, currency, source}}")
+def _price(raw, where: str, dated: bool = False) -> Price:
+    """A price entry; `dated` (a rent) requires the date it held on, a purchase price may give one."""
+    if not isinstance(raw, Mapping) or set(raw) - {"amount", "currency", "source", "date"}:
+        raise ValueError(f"{where}: a price is {{amount, currency, source, date}}")
     amount = raw.get("amount")
-    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount > 0:
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not 0 < amount < math.inf:
         raise ValueError(f"{where}: amount must be a positive number")
     if not all(isinstance(raw.get(k), str) and raw[k].strip() for k in ("currency", "source")):
         raise ValueError(f"{where}: currency and source are required")
-    return Price(float(amount), raw["currency"], raw["source"])
+    date = raw.get("date")
+    if dated and date is None:
+        raise ValueError(f"{where}: a rental price needs the date it held on (date: YYYY-MM-DD)")
+    if date is not None and not isinstance(date, dt.date):  # YAML reads an ISO date as a date
+        raise ValueError(f"{where}: date must be an ISO date (YYYY-MM-DD)")
+    return Price(float(amount), raw["currency"], raw["source"], None if date is None else date.isoformat())
 
 
 def load_catalog_file(path: Path, base: Catalogs) -> Catalogs:
@@ -85,9 +95,11 @@ def load_catalog_file(path: Path, base: Catalogs) -> Catalogs:
                        else _not_mapping(at("models", i)) for i, raw in enumerate(data.get("models") or []))
         prices = {str(k): _price(v, at("prices", i))
                   for i, (k, v) in enumerate((data.get("prices") or {}).items())}
-        return extend_catalogs(base, cards, models, prices)
+        rents = {str(k): _price(v, at("rents", i), dated=True)
+                 for i, (k, v) in enumerate((data.get("rents") or {}).items())}
+        return extend_catalogs(base, cards, models, prices, rents)
     except SizingError as exc:
-        raise CatalogFileError(f"{path}: prices: {exc.message}") from None
+        raise CatalogFileError(f"{path}: {exc.field or 'prices'}: {exc.message}") from None
     except (ValueError, TypeError) as exc:
         raise CatalogFileError(str(exc)) from None
 

@@ -31,7 +31,8 @@ def list_cards():
     query = _query.load(query_args(request))
     catalogs = current_catalogs()
     cards = [c for c in catalogs.cards.cards if matches(c, query)]
-    return _cards({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id)) for c in cards]})
+    return _cards({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id))
+                                                     for c in cards]})
 
 
 @bp.get("/cards/<card_id>")
@@ -41,7 +42,7 @@ def get_card(card_id: str):
         card = catalogs.cards.get(card_id)
     except UnknownCardError as exc:
         raise NotFound(exc.message) from None
-    return _card((card, catalogs.prices.get(card.id)))
+    return _card((card, catalogs.prices.get(card.id), catalogs.rents.get(card.id)))
 
 
 @bp.get("/models")

@@ -75,10 +75,11 @@ class _Option:
 
 
 def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
-                 notes: Notes) -> CapacityAnswer:
-    """The least cards of `hardware.card` that meet `target`, on the engine's best plan. What the
-    card's answer assumed (its machines, links, bandwidth share and fixed costs) is its own;
-    `notes` takes what every card shares."""
+                 notes: Notes, count: int | None = None) -> CapacityAnswer:
+    """The least cards of `hardware.card` that meet `target`, on the engine's best plan; with
+    `count`, whether that many cards meet it and how fast, on the plan that serves each user
+    fastest (cards no copy uses stay idle). What the card's answer assumed (its machines, links,
+    bandwidth share and fixed costs) is its own; `notes` takes what every card shares."""
     card = hardware.card
     engine = ENGINES[workload.engine]
     own = Notes()
@@ -93,9 +94,8 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
     for group in groups_holding(model, engine, per_machine,
                                 lambda par: breakdown.serving_need_bytes_per_card(par, 1) <= usable):
         s = setup(model, workload, breakdown, card, group, fabric, Notes())
-        option, fastest = _option(model, workload, s, group, prompt, output, usable, target)
-        if option is not None and (best is None or (option.cards, -option.point.total_tokens_per_s.typical)
-                                   < (best.cards, -best.point.total_tokens_per_s.typical)):
+        option, fastest = _option(model, workload, s, group, prompt, output, usable, target, count)
+        if option is not None and (best is None or _better(option, best, count)):
             best = option
         if fastest is not None and (closest is None or fastest[0] > closest[0]):
             closest = (*fastest, group)
@@ -104,17 +104,27 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
             break
     if best is None:
         return replace(_unmet(card, target, closest, tried), assumptions=tuple(own.assumptions))
-    if best.cards > d.MAX_CARDS:
+    if count is None and best.cards > d.MAX_CARDS:
         return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
                               f"the target needs {best.cards:,} x {card.id}, more than the "
                               f"{d.MAX_CARDS:,} cards sized", tuple(own.assumptions))
     setup(model, workload, breakdown, card, best.group, fabric, own)  # the chosen plan's assumptions
-    return replace(_met(card, best, per_machine, target, output), assumptions=tuple(own.assumptions))
+    return replace(_met(card, best, per_machine, target, count), assumptions=tuple(own.assumptions))
 
 
-def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[_Option | None, tuple | None]:
+def _better(option: _Option, best: _Option, count: int | None) -> bool:
+    """Fewer cards, then more tokens/s; on a fixed count, faster per user."""
+    if count is not None:
+        return option.point.step_s < best.point.step_s
+    ours, theirs = option.point.total_tokens_per_s.typical, best.point.total_tokens_per_s.typical
+    return (option.cards, -ours) < (best.cards, -theirs)
+
+
+def _option(model, workload, s, group, prompt, output, usable, target,
+            count: int | None = None) -> tuple[_Option | None, tuple | None]:
     """The largest batch one copy runs within the target, and the copy's best per-user speed
-    and first-token time (at batch 1) for when it cannot."""
+    and first-token time (at batch 1) for when it cannot; on `count` cards, as many copies as
+    they hold, or none when those copies cannot carry every user within the target."""
     copy = capacity_copy(model, workload, s, group, prompt, output, usable)
     if copy is None:
         return None, None
@@ -137,20 +147,23 @@ def _option(model, workload, s, group, prompt, output, usable, target) -> tuple[
             low = middle
         else:
             high = middle - 1
-    copies = math.ceil(target.concurrent_users / low)
+    copies = math.ceil(target.concurrent_users / low) if count is None else count // group.group
+    if copies == 0 or math.ceil(target.concurrent_users / copies) > low:
+        return None, alone
     running = math.ceil(target.concurrent_users / copies)  # the users share the copies evenly
     return _Option(group, running, low, copy.at(running), copies), alone
 
 
-def _met(card: Card, best: _Option, per_machine: int, target: Target, output: int) -> CapacityAnswer:
+def _met(card: Card, best: _Option, per_machine: int, target: Target, count: int | None) -> CapacityAnswer:
     par = replace(best.group, replicas=best.copies)
-    host = host_sizing(card, par.cards, machine_slots(par, per_machine))
+    cards = count or par.cards  # a count given is bought and powered, idle cards too
+    host = host_sizing(card, cards, machine_slots(par, per_machine))
     users = target.concurrent_users
     per_user = 1 / best.point.step_s
-    machines = machines_for(par, per_machine)
+    machines = machines_for(par, per_machine, cards)
     return CapacityAnswer(
-        card=card, meets_target=True, cards=par.cards, machines=machines,
-        parallelism=plan_answer(par, par.cards, machines, per_machine, False),
+        card=card, meets_target=True, cards=cards, machines=machines,
+        parallelism=plan_answer(par, cards, machines, per_machine, False),
         copies=best.copies, sequences_per_copy=best.batch, tokens_per_s_per_user=per_user,
         time_to_first_token_s=best.point.time_to_first_token_s,
         time_per_output_token_s=best.point.step_s,

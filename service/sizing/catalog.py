@@ -45,21 +45,25 @@ def model_catalog() -> ModelCatalog:
 
 @dataclass(frozen=True)
 class Price:
-    """A card's price, with where it comes from."""
+    """A card's price (to buy, or to rent per card-hour), with where it comes from and, for a
+    published or quoted figure, the date it held on."""
 
     amount: float
     currency: str
     source: str
+    date: str | None = None
 
 
 
 @dataclass(frozen=True)
 class Catalogs:
-    """Everything a request may name: cards, model presets and card prices."""
+    """Everything a request may name: cards, model presets, card prices and rental prices per
+    card-hour."""
 
     cards: Catalog
     models: ModelCatalog
     prices: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
+    rents: Mapping[str, Price] = field(default_factory=lambda: MappingProxyType({}))
 
 
 
@@ -71,9 +75,10 @@ def packaged_catalogs() -> Catalogs:
 
 def extend_catalogs(
     base: Catalogs, cards: tuple[Card, ...], models: tuple[ModelPreset, ...],
-    prices: Mapping[str, Price],
+    prices: Mapping[str, Price], rents: Mapping[str, Price] | None = None,
 ) -> Catalogs:
-    """`base` with cards and models added or replaced by id, and prices set.
+    """`base` with cards and models added or replaced by id, and prices (to buy, and to rent per
+    card-hour) set.
 
     A replaced entry's aliases go with it; a name still claimed twice is an error.
     """
@@ -84,11 +89,16 @@ def extend_catalogs(
     kept = tuple(f for f in dict.fromkeys(base.cards.families.values())  # an operator's name wins
                  if not claimed & {normalise_name(n) for n in f.names})
     card_catalog = build_catalog(merged_cards, kept, base.cards.unsized)
+    rents = rents or {}
     for card_id in prices:
         card_catalog.get(card_id, "prices")
+    for card_id in rents:
+        card_catalog.get(card_id, "rents")
     return Catalogs(card_catalog, build_model_catalog(merged_models),
                     MappingProxyType({**base.prices, **{card_catalog.get(k).id: v
-                                                        for k, v in prices.items()}}))
+                                                        for k, v in prices.items()}}),
+                    MappingProxyType({**base.rents, **{card_catalog.get(k).id: v
+                                                       for k, v in rents.items()}}))
 
 
 

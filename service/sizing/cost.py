@@ -41,6 +41,33 @@ def cost_per_million_tokens(cost_per_year: float, tokens_per_s: float, hours_per
     return None if tokens <= 0 else cost_per_year / tokens * 1e6
 
 
+def cost_per_run(cost_per_year: float, run_s: float) -> float:
+    """The share of a year's cost of owning that one run of `run_s` seconds takes."""
+    return run_s * cost_per_year / (DAYS_PER_YEAR * SECONDS_PER_DAY)
+
+
+MONTHS_PER_YEAR = 12
+
+
+def rent_per_year(cards: int, per_card_hour: float, hours_per_day: float) -> float:
+    """Renting the cards for the hours a day they run, a whole year."""
+    return cards * per_card_hour * hours_per_day * DAYS_PER_YEAR
+
+
+def break_even_months(capital: float, rent_yearly: float, operating_yearly: float) -> float | None:
+    """The month where cumulative rent reaches cumulative ownership (capital on day one, then
+    operating cost each month); None when renting never costs more than running one's own."""
+    saved_per_month = (rent_yearly - operating_yearly) / MONTHS_PER_YEAR
+    return capital / saved_per_month if saved_per_month > 0 else None
+
+
+def rent_cheaper_below(capital: float, rent_yearly: float, operating_yearly: float, years: float) -> float:
+    """The share of the hours, over `years`, below which renting only those hours costs less
+    than owning (whose electricity falls with use too); 1 when renting is cheaper at any use."""
+    saved = (rent_yearly - operating_yearly) * years
+    return 1.0 if saved <= 0 else min(1.0, capital / saved)
+
+
 @dataclass(frozen=True)
 class EnergyAnswer:
     """Electricity for `machines` installations drawing `power_w` each."""
@@ -145,7 +172,7 @@ def ownership_answer(
     yearly = total / energy.years
     run = None
     if run_s is not None:
-        run = run_s * yearly / (DAYS_PER_YEAR * SECONDS_PER_DAY) if energy.hours_per_day else None
+        run = cost_per_run(yearly, run_s) if energy.hours_per_day else None
     return OwnershipAnswer(
         cards=cards, card_price=card_price, price_source=price_source, currency=energy.currency,
         years=energy.years, cards_cost=cards_cost,

@@ -57,7 +57,7 @@ def test_a_good_file_adds_cards_models_and_prices(tmp_path):
     card = client.get("/cards/lab card").get_json()
     assert card["id"] == "lab-card-96" and card["dense_tflops"]["fp8"] == 1600
     assert client.get("/cards/D-M").get_json()["price"] == {
-        "amount": 20000, "currency": "USD", "source": "framework contract"}
+        "amount": 20000, "currency": "USD", "source": "framework contract", "date": None}
     answer = client.post("/estimate", json={"model": "Our Model 8B", "hardware": {"card": "lab-card-96"}})
     assert answer.status_code == 200
     assert answer.get_json()["model"]["params"] == 8_030_261_248
@@ -79,10 +79,15 @@ def test_an_entry_with_an_existing_id_replaces_it(tmp_path):
         ("prices:\n  no-such-card: {amount: 1, currency: USD, source: x}\n", None, "no-such-card"),
         ("prices:\n  D-M: {amount: 0, currency: USD, source: x}\n", 2, "amount"),
         ("cards: [\n", 2, "not valid YAML"),
+        ("rents:\n  D-M: {amount: 2.5, currency: USD, source: quote}\n", 2, "needs the date"),
+        ("rents:\n  D-M: {amount: 2.5, currency: USD, source: quote, date: last week}\n", 2, "ISO date"),
+        ("rents:\n  D-M: {amount: .inf, currency: USD, source: quote, date: 2026-11-02}\n", 2, "amount"),
+        ("rents:\n  no-such-card: {amount: 2.5, currency: USD, source: q, date: 2026-11-02}\n", None, "rents"),
         ("colours: [red]\n", 1, "mapping of"),
     ],
     ids=["negative-memory", "unknown-key", "unknown-model-type", "unknown-tier", "inconsistent-model-figures", "price-for-unknown-card",
-         "zero-price", "broken-yaml", "unknown-section"],
+         "zero-price", "broken-yaml", "rent-without-date", "rent-bad-date", "rent-infinite",
+         "rent-for-unknown-card", "unknown-section"],
 )
 def test_a_bad_file_stops_the_service_naming_the_line(tmp_path, text, line, words):
     with pytest.raises(CatalogFileError) as info:
@@ -91,6 +96,20 @@ def test_a_bad_file_stops_the_service_naming_the_line(tmp_path, text, line, word
     assert "catalog.yaml" in message and words in message
     if line is not None:
         assert f"catalog.yaml:{line}:" in message
+
+
+def test_an_operators_rent_reaches_the_card_and_the_comparison_with_its_date(tmp_path):
+    app = app_with(tmp_path, "prices:\n  h100-sxm: {amount: 25000, currency: USD, source: contract}\n"
+                             "rents:\n  H100 SXM: {amount: 2.1, currency: USD, source: provider quote Q-1142, "
+                             "date: 2026-11-02}\n")
+    client = app.test_client()
+    rent = {"amount": 2.1, "currency": "USD", "source": "provider quote Q-1142", "date": "2026-11-02"}
+    assert client.get("/cards/h100-sxm").get_json()["rent_per_card_hour"] == rent
+    answer = client.post("/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 1}],
+                                           "target": {"concurrent_users": 10}, "energy": {"currency": "USD"}})
+    option = answer.get_json()["options"][0]
+    assert option["rent"] == rent and option["price"]["source"] == "contract"
+    assert option["rent_cost"] == pytest.approx(2.1 * 24 * 365 * 3) and option["break_even_months"] > 0
 
 
 def test_a_missing_file_stops_the_service(tmp_path):

@@ -124,3 +124,34 @@ def test_electricity_of_the_guide():
     day = cost.energy_kwh_per_day(10_000, 24, 1.0, 1.0)
     assert cost.electricity_cost(day, 0.7) == approx(168)
     assert cost.electricity_cost(cost.per_year(day), 0.7) == approx(61_320)
+
+
+@pytest.mark.parametrize(
+    ("capital", "rent_yearly", "operating_yearly", "months"),
+    [
+        (1_200_000, 525_600, 45_600, 30.0),  # 1.2M up front, saving 40k a month
+        (100, 1_212, 12, 1.0),
+        (100, 12, 12, None),  # renting costs what running one's own does: never pays back
+        (100, 10, 12, None),
+    ],
+)
+def test_break_even_month(capital, rent_yearly, operating_yearly, months):
+    got = cost.break_even_months(capital, rent_yearly, operating_yearly)
+    assert got == (None if months is None else approx(months))
+
+
+@pytest.mark.parametrize(
+    ("capital", "rent_yearly", "operating_yearly", "years", "share"),
+    [
+        (1_200_000, 525_600, 45_600, 5, 0.5),  # half the hours: 1.2M of rent saved equals the capital
+        (1_200_000, 525_600, 45_600, 1, 1.0),  # one year of renting never costs the capital
+        (100, 10, 12, 3, 1.0),                  # renting cheaper than the electricity alone
+    ],
+)
+def test_utilisation_below_which_renting_is_cheaper(capital, rent_yearly, operating_yearly, years, share):
+    assert cost.rent_cheaper_below(capital, rent_yearly, operating_yearly, years) == approx(share)
+
+
+def test_rent_per_year_and_cost_per_run():
+    assert cost.rent_per_year(8, 2.5, 24) == approx(8 * 2.5 * 8760)
+    assert cost.cost_per_run(365_000, 86_400) == approx(1_000)  # a day's share of a year
