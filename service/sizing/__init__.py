@@ -8,10 +8,11 @@ it): the questions (`questions.estimate`, `questions.memory`, ...), the inputs t
 answers they give, the catalogs, the errors, and the vocabulary requests are checked against.
 """
 
-from . import defaults, questions, recommend
+from . import compare, defaults, questions, recommend
 from .capacity import CapacityAnswer, Target
 from .cards import INTERCONNECT_KINDS, LINES, Card, custom_card, real_card
 from .catalog import Catalogs, Price, extend_catalogs, packaged_catalogs
+from .compare import RANK_BY, CompareOption, CompareResult, Offer
 from .cost import EnergyAnswer, OwnershipAnswer
 from .decode import StepCost
 from .engines import ENGINE_NAMES
@@ -47,15 +48,16 @@ from .zh import said_in, to_zh
 
 __all__ = [
     "ACCUMULATE", "DIMENSIONS", "ENGINE_NAMES", "GB", "GIB", "INTERCONNECT_KINDS", "LADDER", "LINES",
-    "OPTIMIZERS", "RECOMPUTE_MODES", "SCENARIOS", "TERA",
+    "OPTIMIZERS", "RANK_BY", "RECOMPUTE_MODES", "SCENARIOS", "TERA",
     "Alternative", "Assumption", "CapacityAnswer", "CapacityResult", "Candidate", "Card", "Catalogs",
-    "Component", "Constraints", "CostResult", "DecodePoint", "DimensionScore", "EnergyAnswer",
+    "CompareOption", "CompareResult", "Component", "Constraints", "CostResult", "DecodePoint",
+    "DimensionScore", "EnergyAnswer",
     "EnergyInput", "Estimate", "Excluded", "FigureRange", "FitAnswer", "HardwareInput", "HostSizing",
-    "InvalidInputError", "MemoryBreakdown", "MemoryResult", "ModelSpec", "Notes", "OwnershipAnswer",
+    "InvalidInputError", "MemoryBreakdown", "MemoryResult", "ModelSpec", "Notes", "Offer", "OwnershipAnswer",
     "Parallelism", "PlanAnswer", "Price", "Range", "RankResult", "RankedCard", "ScalingPoint",
     "ScalingResult", "SizingError", "StepCost", "Target", "ThroughputAnswer", "ThroughputResult",
     "TrainingAnswer", "UnknownCardError", "UnknownModelError", "WorkloadInput",
-    "billions_to_count", "cards_per_machine", "custom_card", "defaults", "diagnose", "extend_catalogs",
+    "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
     "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
 ]

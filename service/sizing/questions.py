@@ -323,7 +323,7 @@ def _plan(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswe
 
 def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
     """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
-    notes, resolved = _opening(model, workload, cards=(hardware.card,) if hardware else ())
+    notes, resolved = opening(model, workload, cards=(hardware.card,) if hardware else ())
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
         return _memory_result(model, resolved, breakdown, None, None, notes)
@@ -350,7 +350,7 @@ def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakd
 def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput) -> ThroughputResult:
     """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
     that holds the job), under the engine's plan."""
-    notes, resolved = _opening(model, workload, cards=(hardware.card,),
+    notes, resolved = opening(model, workload, cards=(hardware.card,),
                                inference_only="throughput answers decode speed for inference; "
                                "/scaling answers training time")
     job = place_serving(model, resolved, hardware, notes)
@@ -370,7 +370,7 @@ def scaling(
     """Training compute and time on the cards by the plan's step and the guide's curve, the curve
     over card counts (copies of the plan's model-parallel group), and the least counts that meet
     a deadline."""
-    notes, resolved = _opening(model, workload, cards=(hardware.card,), training_only="scaling is for training modes",
+    notes, resolved = opening(model, workload, cards=(hardware.card,), training_only="scaling is for training modes",
                                default_mode="pretrain")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
@@ -477,7 +477,7 @@ def estimate(
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
     warnings, summary."""
-    notes, resolved = _opening(model, workload, cards=(hardware.card,))
+    notes, resolved = opening(model, workload, cards=(hardware.card,))
     card = hardware.card
     speed = train = None
     if resolved.training:
@@ -534,7 +534,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
              lang: str | None = None) -> CapacityResult:
     """The cards (and machines) of each kind that serve the target, each on the engine's best
     plan; the option with the fewest cards (then the least power) is best."""
-    notes, resolved = _opening(model, workload, cards=cards,
+    notes, resolved = opening(model, workload, cards=cards,
                                inference_only="a serving target needs an inference workload")
     options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
                                  target, notes) for card in cards)
@@ -676,7 +676,7 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     return tuple(out)
 
 
-def _opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
+def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
              inference_only: str | None = None, training_only: str | None = None,
              default_mode: str | None = None) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
@@ -777,14 +777,18 @@ def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, note
                    "diverge days in (guide section 3.1); checksum or use ECC cards")
 
 
+CONSUMER_DUTY_WARNING = (
+    "a consumer card asked to run around the clock: it is built for a few hours a day; cap power at "
+    "80 % or it throttles silently by about 15 %, and expect clocks to wander 5-10 % over 72 hours "
+    "(guide sections 2.3, 3.1)")
+
+
 def _duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None, notes: Notes) -> None:
     if card.line != "consumer":
         return
     long_run = train is not None and train.time_s is not None and train.time_s > SECONDS_PER_DAY
     asked_hours = energy.hours_per_day is not None and energy.hours_per_day > d.CONSUMER_MAX_HOURS_PER_DAY
     if long_run or asked_hours:
-        notes.warn("a consumer card asked to run around the clock: it is built for a few hours a "
-                   "day; cap power at 80 % or it throttles silently by about 15 %, and expect "
-                   "clocks to wander 5-10 % over 72 hours (guide sections 2.3, 3.1)")
+        notes.warn(CONSUMER_DUTY_WARNING)
 
 

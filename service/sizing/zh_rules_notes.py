@@ -132,7 +132,7 @@ _LITERALS: tuple[tuple[str, str], ...] = (
      "在张量并行之外再用分布式优化器（ZeRO-1），与 Megatron 的做法一致"),
     ("a serving engine (no engine named)", "推理服务引擎（未指定具体引擎）"),
     ("the heads", "注意力头数"),
-    # questions.py _opening
+    # questions.py opening
     ("scaling answers are for training; no mode given", "扩展性答案针对训练；未给出模式"),
     # recommend.py SCENARIOS titles
     ("one developer, 7B-13B fine-tune and inference", "单个开发者，7B-13B 模型的微调和推理"),
@@ -416,4 +416,6 @@ RULES: tuple[tuple[str, str], ...] = (
     *_COMPUTE_PATH,
     *_LINES,
     *_NOTES,
+    # --- compare.py
+    ("the cheapest to own first", "拥有成本最低的排在前面"),
 )

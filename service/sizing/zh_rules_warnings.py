@@ -187,4 +187,38 @@ RULES: tuple[tuple[str, str], ...] = (
      "流水线并行用 {n} 张卡就放得下，而引擎的张量并行需要 {m} 张"),
     (r"one stream gains no bandwidth from the extra stages", "多出的流水线级不会给单路带来更多带宽"),
     (r"no tier of any allowed line meets the constraints", "没有任何允许的产品线有档位满足这些约束"),
+
+    # --- compare.py: an option's reason and warnings, the comparison's own
+    (rf"the target needs (?P<n>{_N}) x (?P<card>{_CARD}) \((?P<t_why>.+)\); (?P<given>{_N}) given",
+     "要达到目标需要 {n} 张 {card}（{t_why}）；只给了 {given} 张"),
+    (rf"(?P<n>{_N}) cards finish in (?P<days>{_N}) days", "{n} 张卡 {days} 天完成"),
+    (rf"(?P<n>{_N}) cards take (?P<days>{_N}) days; (?P<m>{_N}) meet the (?P<d>\S+)-day deadline",
+     "{n} 张卡需要 {days} 天；{m} 张才能赶上 {d} 天的期限"),
+    (rf"no ECC memory: a silent memory error goes unnoticed over months of serving "
+     rf"\(guide section (?P<s>{_N})\)",
+     "没有 ECC 显存：连续服务数月，一次显存静默错误也不会被发现（指南第 {s} 节）"),
+    (rf"the cards talk over PCIe: multi-card training loses (?P<p>{_N}) %\+ of its efficiency against a "
+     rf"dedicated interconnect \(guide section (?P<s>{_N})\)",
+     "卡间走 PCIe：多卡训练比专用互联损失 {p}% 以上的效率（指南第 {s} 节）"),
+    (rf"rack power: the server draws up to (?P<kw>{_N}) kW: the rack must supply and cool it, with two "
+     rf"independent feeds and a (?P<ups>{_N}) kW UPS \(guide section (?P<s>{_N})\)",
+     "机柜供电：这台服务器最高 {kw} kW：机柜要能供电并散热，两路独立供电，配 {ups} kW 的 UPS（指南第 {s} 节）"),
+    (rf"rack power: (?P<n>{_N}) servers at up to (?P<kw>{_N}) kW each, (?P<total>{_N}) kW in all: the racks "
+     rf"must supply and cool it, with two independent feeds per server and a (?P<ups>{_N}) kW UPS "
+     rf"\(guide section (?P<s>{_N})\)",
+     "机柜供电：{n} 台服务器每台最高 {kw} kW，合计 {total} kW：机柜要能供电并散热，每台两路独立供电，"
+     "配 {ups} kW 的 UPS（指南第 {s} 节）"),
+    (rf"each machine needs a (?P<psu>{_N}) W PSU: more than one 1600 W unit gives; split it over two "
+     rf"supplies or a 230 V circuit \(guide section (?P<s>{_N})\)",
+     "每台机器需要 {psu} W 电源：超过单个 1600 W 电源；分成两个电源或接 230 V 线路（指南第 {s} 节）"),
+    (rf"no price for (?P<card>{_CARD}): capital cost and cost of ownership not computed \(give prices, "
+     r"or the operator's catalog file\)",
+     "没有 {card} 的价格：不计算资本支出和拥有成本（请给出 prices，或写进运维的目录文件）"),
+    (rf"the purchase price of (?P<card>{_CARD}) is in (?P<a>\S+) and electricity in "
+     r"(?P<b>\S+): the totals add them as given; convert one first",
+     "{card} 的购买价格以 {a} 计，电费以 {b} 计：合计按原样相加；请先换算成同一币种"),
+    (rf"the rental price of (?P<card>{_CARD}) is in (?P<a>\S+) and electricity in "
+     r"(?P<b>\S+): the totals add them as given; convert one first",
+     "{card} 的租用价格以 {a} 计，电费以 {b} 计：合计按原样相加；请先换算成同一币种"),
+    ("no option compared meets the target", "所比较的方案都达不到目标"),
 )

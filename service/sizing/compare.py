@@ -1,0 +1,459 @@
+"""A purchase decision in one question: hardware options side by side for one model and one load
+(a serving target, or a training job), over the years, bought or rented.
+
+For each option: the cards and machines that do the work and the plan, the speed or training
+time reached, the machines' power and electricity, the capital cost (the cards, plus the guide's
+50-100 % installation overhead, section 5.3), the operating cost (electricity: staff, racks and
+cooling sit in the overhead), the cost of ownership over the years (capital + years x operating),
+the cost per million output tokens or per run; with a rental price per card-hour, the rent for
+the same work, the month buying breaks even, and the share of the hours below which renting is
+cheaper. Options that meet the target rank above those that miss it; the options no other
+option beats on both cost and speed are marked.
+"""
+
+import math
+from dataclasses import dataclass, replace
+
+from . import defaults as d
+from .capacity import Target, capacity_for
+from .cards import Card
+from .catalog import Price
+from .cost import (
+    INSTALLATION_OVERHEAD,
+    MONTHS_PER_YEAR,
+    EnergyAnswer,
+    break_even_months,
+    cost_per_million_tokens,
+    cost_per_run,
+    energy_answer,
+    rent_cheaper_below,
+    rent_per_year,
+)
+from .errors import InvalidInputError, SizingError
+from .host import HostSizing, host_sizing
+from .inputs import Assumption, EnergyInput, HardwareInput, Notes, Workload, WorkloadInput
+from .model import ModelSpec
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots
+from .questions import CONSUMER_DUTY_WARNING, opening, scaling
+from .throughput import Range
+from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from .zh import said_in
+
+RANK_BY = ("cost_of_ownership", "cost_per_token", "power", "cards")
+MAX_OPTIONS = 64
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One hardware option as asked, with what its card costs to buy and to rent per card-hour
+    (None: no price known)."""
+
+    hardware: HardwareInput
+    price: Price | None = None
+    rent: Price | None = None
+
+
+@dataclass(frozen=True)
+class CompareOption:
+    """One option: the cards that do the work, what they reach, and what they cost."""
+
+    label: str
+    card: str
+    card_name: str
+    line: str
+    meets_target: bool
+    reason: str
+    cards: int | None
+    cards_needed: int | None
+    machines: int | None
+    parallelism: PlanAnswer | None
+    tokens_per_s_per_user: float | None
+    total_tokens_per_s: float | None
+    time_to_first_token_s: float | None
+    time_s: float | None
+    power_w: float | None
+    power_w_per_machine: float | None
+    power_basis: str | None
+    electricity_cost_per_year: float | None
+    price: Price | None
+    cards_cost: float | None
+    capital_cost: Range | None
+    operating_cost_per_year: float | None
+    cost_of_ownership: Range | None
+    cost_per_million_tokens: float | None
+    cost_per_run: float | None
+    rent: Price | None
+    rent_cost: float | None
+    break_even_months: float | None
+    rent_cheaper_below_utilization: float | None
+    pareto_optimal: bool | None
+    rank: int
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareResult:
+    model: ModelSpec
+    mode: str
+    precision: str
+    target: Target | None
+    train_tokens: float | None
+    deadline_days: float | None
+    years: float
+    currency: str
+    rank_by: str
+    options: tuple[CompareOption, ...]
+    best: str | None
+    lang: str
+    summary: str
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...]
+    workload: Workload
+
+
+@dataclass(frozen=True)
+class _Reached:
+    """What an option's cards do: how many, on which plan, how fast, or why not."""
+
+    meets: bool
+    reason: str
+    cards: int | None
+    cards_needed: int | None
+    plan: PlanAnswer | None
+    per_user: float | None = None
+    total: float | None = None
+    ttft: float | None = None
+    time_s: float | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...], energy: EnergyInput,
+            target: Target | None = None, deadline_days: float | None = None, years: float | None = None,
+            overhead: float | None = None, rank_by: str | None = None, lang: str | None = None) -> CompareResult:
+    """Each offer sized for the target (serving) or the training job, priced over `years`, and
+    ranked: those that meet the target first, then by `rank_by`."""
+    cards = tuple({o.hardware.card.id: o.hardware.card for o in offers}.values())
+    notes, resolved = opening(model, workload, cards=cards)
+    _the_job(resolved, target, deadline_days)
+    horizon = notes.use("years", years, d.YEARS)
+    order = notes.use("rank_by", rank_by, d.Default("cost_of_ownership", "the cheapest to own first"))
+    overheads = _overheads(overhead, notes)
+    energy = replace(energy, years=horizon, machines=1)
+    raw = [_option(model, workload, resolved, offer, target, deadline_days, energy, overheads, notes)
+           for offer in offers]
+    currency = energy.currency or d.CURRENCY.value
+    ranked = _ranked(raw, order, resolved.training)
+    if not any(o.meets_target for o in ranked):
+        notes.warn("no option compared meets the target")
+    language = notes.use("lang", lang, d.LANG)
+    best = next((o for o in ranked if o.meets_target), None)
+    result = CompareResult(
+        model=model, mode=resolved.mode, precision=resolved.precision.name, target=target,
+        train_tokens=resolved.train_tokens, deadline_days=deadline_days, years=horizon,
+        currency=currency, rank_by=order, options=tuple(ranked), best=None if best is None else best.label,
+        lang=language, summary=compare_summary(language, model, resolved, target, deadline_days, horizon,
+                                               order, ranked, currency),
+        workload=resolved, **notes.said())
+    return said_in(language, result)
+
+
+def _the_job(workload: Workload, target: Target | None, deadline_days: float | None) -> None:
+    if workload.training:
+        if target is not None:
+            raise InvalidInputError("a serving target needs an inference workload", "target")
+        if workload.train_tokens is None:
+            raise InvalidInputError("a training comparison needs workload.train_tokens",
+                                    "workload.train_tokens")
+    else:
+        if target is None:
+            raise InvalidInputError("give a serving target (concurrent_users, tokens_per_s_per_user, "
+                                    "ttft_s) or a training job (a training mode with train_tokens)",
+                                    "target")
+        if deadline_days is not None:
+            raise InvalidInputError("deadline_days is for a training job", "deadline_days")
+
+
+def _overheads(given: float | None, notes: Notes) -> tuple[float, float, float]:
+    if given is not None:
+        return (given, given, given)
+    notes.assume("installation_overhead", INSTALLATION_OVERHEAD[1],
+                 "guide: racks, power, cooling, switches, storage and staff add 50-100 % of the card price")
+    return INSTALLATION_OVERHEAD
+
+
+def _option(model: ModelSpec, given: WorkloadInput, workload: Workload, offer: Offer, target: Target | None,
+            deadline_days: float | None, energy: EnergyInput, overheads, notes: Notes) -> CompareOption:
+    hardware = offer.hardware
+    card = hardware.card
+    try:
+        if target is not None:
+            reached = _serving(model, workload, hardware, target, notes)
+        else:
+            reached = _training(model, given, hardware, deadline_days, notes)
+    except SizingError as exc:
+        reached = _Reached(False, exc.message, hardware.count, None, None)
+    own = Notes()
+    for text in (*reached.warnings, *_duty(card, energy, workload, reached)):
+        own.warn(text)
+    host = power = None
+    if reached.cards is not None:
+        per_machine = cards_per_machine(card, hardware.cards_per_node, Notes())
+        slots = machine_slots(_parallelism(reached.plan), per_machine) if reached.plan else per_machine
+        host = host_sizing(card, reached.cards, slots)
+        power = energy_answer(host.typical_power_w, "machine", energy, notes)
+        _rack(card, host, own)
+    label = f"{reached.cards} x {card.id}" if reached.cards is not None else card.id
+    money = _money(reached, offer, power, energy, overheads, own)
+    return CompareOption(
+        label=label, card=card.id, card_name=card.name, line=card.line, meets_target=reached.meets,
+        reason=reached.reason, cards=reached.cards, cards_needed=reached.cards_needed,
+        machines=None if host is None else host.machines, parallelism=reached.plan,
+        tokens_per_s_per_user=reached.per_user, total_tokens_per_s=reached.total,
+        time_to_first_token_s=reached.ttft, time_s=reached.time_s,
+        power_w=None if host is None else host.typical_power_w,
+        power_w_per_machine=None if host is None else host.machine_typical_power_w,
+        power_basis=None if power is None else power.power_basis,
+        electricity_cost_per_year=None if power is None else power.electricity_cost_per_year,
+        pareto_optimal=None, rank=0, warnings=tuple(own.warnings), **money)
+
+
+def _parallelism(plan: PlanAnswer) -> Parallelism:
+    return Parallelism(plan.tensor, plan.pipeline, plan.expert, plan.data, plan.replicas)
+
+
+def _serving(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
+             notes: Notes) -> _Reached:
+    """The least cards that meet the target; with a count given, whether that many do and how
+    fast they serve each user."""
+    needed = capacity_for(model, workload, replace(hardware, count=None), target, notes)
+    count = hardware.count
+    if not needed.meets_target:
+        return _Reached(False, needed.reason, count, None, None)
+    if count is not None and count < (needed.cards or 0):
+        return _Reached(False, f"the target needs {needed.cards} x {hardware.card.id} "
+                               f"({needed.reason}); {count} given", count, needed.cards, None)
+    at = needed if count is None else capacity_for(model, workload, hardware, target, notes, count)
+    return _Reached(True, at.reason, at.cards, needed.cards, at.parallelism, at.tokens_per_s_per_user,
+                    at.total_tokens_per_s, at.time_to_first_token_s)
+
+
+def _training(model: ModelSpec, given: WorkloadInput, hardware: HardwareInput, deadline_days: float | None,
+              notes: Notes) -> _Reached:
+    """The run on the count given, or on the least count that meets the deadline (else the least
+    that holds the job)."""
+    answer = scaling(model, given, hardware, deadline_days)
+    train = answer.training
+    shared = set(notes.warnings)
+    own = tuple(w for w in answer.warnings if w not in shared)
+    needed = answer.cards_needed_for_deadline or answer.cards_needed_by_memory
+    if train.time_s is None:
+        return _Reached(False, answer.fit.reason, hardware.count, needed, None, warnings=own)
+    days = train.time_s / SECONDS_PER_DAY
+    meets = deadline_days is None or days <= deadline_days
+    if meets:
+        reason = f"{train.cards} cards finish in {days:,.1f} days"
+    elif answer.cards_needed_for_deadline is not None:
+        reason = (f"{train.cards} cards take {days:,.1f} days; {answer.cards_needed_for_deadline} "
+                  f"meet the {deadline_days:g}-day deadline")
+    else:
+        reason = f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in {deadline_days:g} days"
+    return _Reached(meets, reason, train.cards, needed, answer.parallelism, time_s=train.time_s, warnings=own)
+
+
+def _duty(card: Card, energy: EnergyInput, workload: Workload, reached: _Reached) -> tuple[str, ...]:
+    """The guide's warnings about the card's duty: consumer cards around the clock, no ECC on a
+    long job, PCIe between cards for training."""
+    out = []
+    hours = energy.hours_per_day if energy.hours_per_day is not None else d.HOURS_PER_DAY.value
+    long_run = reached.time_s is not None and reached.time_s > SECONDS_PER_DAY
+    if card.line == "consumer" and (hours > d.CONSUMER_MAX_HOURS_PER_DAY or long_run):
+        out.append(CONSUMER_DUTY_WARNING)
+    if not card.ecc and not workload.training:  # scaling warns of a multi-day run without ECC
+        out.append("no ECC memory: a silent memory error goes unnoticed over months of serving "
+                   "(guide section 3.1)")
+    if workload.training and card.interconnect == "pcie" and (reached.cards or 1) > 1:
+        out.append("the cards talk over PCIe: multi-card training loses 30 %+ of its efficiency "
+                   "against a dedicated interconnect (guide section 5.3)")
+    return tuple(out)
+
+
+def _rack(card: Card, host: HostSizing, notes: Notes) -> None:
+    """The power the racks (or the wall) must supply."""
+    if host.power_feeds is not None and host.machines == 1:
+        notes.warn(f"rack power: the server draws up to {host.machine_peak_w / 1000:,.1f} kW: the rack "
+                   f"must supply and cool it, with two independent feeds and a "
+                   f"{(host.ups_w or 0) / 1000:,.1f} kW UPS (guide section 4.3)")
+    elif host.power_feeds is not None:
+        notes.warn(f"rack power: {host.machines} servers at up to {host.machine_peak_w / 1000:,.1f} kW "
+                   f"each, {host.rack_power_w / 1000:,.1f} kW in all: the racks must supply and cool it, "
+                   f"with two independent feeds per server and a {(host.ups_w or 0) / 1000:,.1f} kW UPS "
+                   "(guide section 4.3)")
+    elif host.psu_w is not None and host.psu_w > 1600:
+        notes.warn(f"each machine needs a {host.psu_w} W PSU: more than one 1600 W unit gives; split "
+                   "it over two supplies or a 230 V circuit (guide section 5.1)")
+
+
+def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: EnergyInput, overheads,
+           notes: Notes) -> dict:
+    """Capital, operating, ownership and per-unit costs; rent and break-even where priced."""
+    out = dict.fromkeys(("cards_cost", "capital_cost", "operating_cost_per_year", "cost_of_ownership",
+                         "cost_per_million_tokens", "cost_per_run", "rent_cost", "break_even_months",
+                         "rent_cheaper_below_utilization"))
+    out.update(price=offer.price, rent=offer.rent)
+    card = offer.hardware.card
+    if power is None or reached.cards is None:
+        return out
+    currency = power.currency
+    years = power.years
+    operating = power.electricity_cost_per_year
+    out["operating_cost_per_year"] = operating
+    for price, what in ((offer.price, "purchase"), (offer.rent, "rental")):
+        if price is not None and price.currency != currency:
+            notes.warn(f"the {what} price of {card.id} is in {price.currency} and electricity in "
+                       f"{currency}: the totals add them as given; convert one first")
+    if offer.price is None:
+        notes.warn(f"no price for {card.id}: capital cost and cost of ownership not computed "
+                   "(give prices, or the operator's catalog file)")
+        return out
+    cards_cost = reached.cards * offer.price.amount
+    capital = Range(*(cards_cost * (1 + f) for f in overheads))
+    owned = Range(*(c + years * operating for c in (capital.low, capital.typical, capital.high)))
+    yearly = owned.typical / years
+    out.update(cards_cost=cards_cost, capital_cost=capital, cost_of_ownership=owned)
+    if reached.total is not None:
+        out["cost_per_million_tokens"] = cost_per_million_tokens(yearly, reached.total, power.hours_per_day,
+                                                                 power.utilization)
+    if reached.time_s is not None:
+        out["cost_per_run"] = cost_per_run(yearly, reached.time_s)
+    if offer.rent is None:
+        return out
+    rent_yearly = rent_per_year(reached.cards, offer.rent.amount, power.hours_per_day)
+    out["rent_cost"] = (reached.cards * offer.rent.amount * reached.time_s / SECONDS_PER_HOUR
+                        if reached.time_s is not None else rent_yearly * years)
+    out["break_even_months"] = break_even_months(capital.typical, rent_yearly, operating)
+    out["rent_cheaper_below_utilization"] = rent_cheaper_below(capital.typical, rent_yearly, operating, years)
+    return out
+
+
+def cumulative_cost(option: CompareOption, years: float, hours_per_day: float,
+                    month: float) -> tuple[float | None, float | None]:
+    """Owning and renting the option's cards, summed to `month`: capital on day one plus
+    operating cost each month, against rent each month (None where unpriced)."""
+    own = rent = None
+    if option.capital_cost is not None and option.operating_cost_per_year is not None:
+        own = option.capital_cost.typical + option.operating_cost_per_year * month / MONTHS_PER_YEAR
+    if option.rent is not None and option.cards is not None:
+        rent = rent_per_year(option.cards, option.rent.amount, hours_per_day) * month / MONTHS_PER_YEAR
+    return own, rent
+
+
+def judged_cost(option: CompareOption, training: bool) -> float | None:
+    """The cost an option is judged by against its speed: to own it (serving the same users), or
+    one run (training)."""
+    if training:
+        return option.cost_per_run
+    return None if option.cost_of_ownership is None else option.cost_of_ownership.typical
+
+
+def _speed(option: CompareOption) -> float | None:
+    if option.time_s is not None:
+        return 1 / option.time_s
+    return option.tokens_per_s_per_user
+
+
+def _metric(option: CompareOption, rank_by: str, training: bool) -> float | None:
+    if rank_by == "cost_of_ownership":
+        return None if option.cost_of_ownership is None else option.cost_of_ownership.typical
+    if rank_by == "cost_per_token":
+        return option.cost_per_run if training else option.cost_per_million_tokens
+    if rank_by == "power":
+        return option.power_w
+    return None if option.cards is None else float(option.cards)
+
+
+def _ranked(options: list[CompareOption], rank_by: str, training: bool) -> list[CompareOption]:
+    """Meeting the target first, then by `rank_by` (an unknown figure last), then the cost to own,
+    power and name; each marked whether another option beats it on both cost and speed."""
+    def key(o: CompareOption):
+        value = _metric(o, rank_by, training)
+        own = _metric(o, "cost_of_ownership", training)
+        return (not o.meets_target, value is None, value or 0.0, own is None, own or 0.0,
+                o.power_w or math.inf, o.label)
+
+    ordered = sorted(options, key=key)
+    return [replace(o, rank=i + 1, pareto_optimal=_unbeaten(o, ordered, training))
+            for i, o in enumerate(ordered)]
+
+
+def _unbeaten(option: CompareOption, options: list[CompareOption], training: bool) -> bool | None:
+    """No other option that meets the target costs no more and is no slower, and better in one;
+    None when the option's cost or speed is unknown."""
+    if not option.meets_target:
+        return False
+    cost, speed = judged_cost(option, training), _speed(option)
+    if cost is None or speed is None:
+        return None
+    for other in options:
+        c, s = judged_cost(other, training), _speed(other)
+        if other is option or not other.meets_target or c is None or s is None:
+            continue
+        if c <= cost and s >= speed and (c < cost or s > speed):
+            return False
+    return True
+
+
+def compare_summary(lang: str, model: ModelSpec, workload: Workload, target: Target | None,
+                    deadline_days: float | None, years: float, rank_by: str,
+                    options: list[CompareOption], currency: str) -> str:
+    """The decision in two or three sentences a chatbot can quote."""
+    zh = lang == "zh"
+    meeting = [o for o in options if o.meets_target]
+    head = _question(zh, model, workload, target, deadline_days, years)
+    if not meeting:
+        return head + ("：所比较的方案都达不到。" if zh else ": no option compared meets it.")
+    best = meeting[0]
+    by = _RANK_WORDS[rank_by][1 if zh else 0]
+    own = best.cost_of_ownership
+    if zh:
+        text = head + f"：{len(meeting)}/{len(options)} 个方案达标；按{by}，{best.label} 最优"
+        text += (f"，{years:g} 年拥有成本约 {own.typical:,.0f} {currency}"
+                 f"（{own.low:,.0f}-{own.high:,.0f}）。" if own else "（无价格）。")
+    else:
+        text = head + f": {len(meeting)} of {len(options)} options meet it; by {by}, {best.label} comes first"
+        text += (f", {own.typical:,.0f} {currency} to own over {years:g} years "
+                 f"({own.low:,.0f}-{own.high:,.0f})." if own else " (no price).")
+    return text + _rent_sentence(zh, best, currency)
+
+
+_RANK_WORDS = {"cost_of_ownership": ("cost of ownership", "拥有成本"),
+               "cost_per_token": ("cost per token", "单位成本"),
+               "power": ("power", "功耗"), "cards": ("cards", "卡数")}
+
+
+def _question(zh: bool, model: ModelSpec, workload: Workload, target: Target | None,
+              deadline_days: float | None, years: float) -> str:
+    if target is not None:
+        speed = target.tokens_per_s_per_user
+        if zh:
+            return (f"{model.name}（{workload.precision.name}）同时服务 {target.concurrent_users} 位用户"
+                    + (f"、每人 {speed:g} token/s" if speed is not None else "") + f"，{years:g} 年")
+        return (f"Serving {model.name} ({workload.precision.name}) to {target.concurrent_users} users"
+                + (f" at {speed:g} tokens/s each" if speed is not None else "") + f" for {years:g} years")
+    tokens = workload.train_tokens or 0
+    if zh:
+        return (f"{model.name} {workload.mode} 训练 {tokens:.3g} token"
+                + (f"，{deadline_days:g} 天内完成" if deadline_days is not None else ""))
+    return (f"Training {model.name} ({workload.mode}) on {tokens:.3g} tokens"
+            + (f" within {deadline_days:g} days" if deadline_days is not None else ""))
+
+
+def _rent_sentence(zh: bool, option: CompareOption, currency: str) -> str:
+    if option.rent_cost is None:
+        return ""
+    months = option.break_even_months
+    if zh:
+        return (f"租用同样的卡需 {option.rent_cost:,.0f} {currency}；"
+                + (f"购买约 {months:.0f} 个月回本。" if months is not None else "租用始终更便宜。"))
+    return (f" Renting the same cards costs {option.rent_cost:,.0f} {currency}; "
+            + (f"buying breaks even after {months:.0f} months." if months is not None
+               else "renting stays cheaper."))
