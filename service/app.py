@@ -6,7 +6,7 @@ import time
 from flask import Flask, request
 from flask_swagger_ui import get_swaggerui_blueprint
 
-from .api import catalog, decisions, ops, plots, resources
+from .api import catalog, compare, decisions, ops, plots, resources
 from .api.cache import init_cache
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
@@ -32,7 +32,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.url_map.strict_slashes = False
     init_catalogs(app)
     init_cache(app)
-    for blueprint in (resources.bp, decisions.bp, catalog.bp, plots.bp, ops.bp, _docs()):
+    for blueprint in (resources.bp, compare.bp, decisions.bp, catalog.bp, plots.bp, ops.bp, _docs()):
         app.register_blueprint(blueprint)
     register_errors(app)
     init_metrics(app)

@@ -4,7 +4,7 @@
     client = SizingClient("http://127.0.0.1:8000", api_key=None, timeout_s=10)
     answer = client.estimate(model="llama-3.1-70b", hardware={"card": "h100-sxm"})
 
-Every method returns the decoded JSON answer (str for YAML, bytes for SVG). Errors the
+Every method returns the decoded JSON answer (str for YAML, CSV and HTML, bytes for SVG). Errors the
 service reports as problem+json raise ProblemError; 5xx answers and connection errors are
 retried with backoff (4xx never are, they would only fail again).
 """
@@ -88,6 +88,19 @@ class SizingClient:
         """The cards (and machines) each card type needs to meet a serving target."""
         return self._post("/capacity", _body(model=model, target=target, workload=workload,
                                              cards=cards, filters=filters, **extra))
+
+    def compare(self, *, model: str | Json, options: list[Json] | Json, target: Json | None = None,
+                workload: Json | None = None, years: float | None = None, prices: dict[str, float] | None = None,
+                rent_per_card_hour: dict[str, float] | None = None, energy: Json | None = None,
+                as_format: str = "json", **extra: Any) -> Json | str:
+        """Hardware options side by side, bought or rented: the JSON answer, or with `as_format`
+        "csv" the options table, "html" the printable report (both as text)."""
+        body = _body(model=model, options=options, target=target, workload=workload, years=years, prices=prices,
+                     rent_per_card_hour=rent_per_card_hour, energy=energy, **extra)
+        accept = {"json": None, "csv": "text/csv", "html": "text/html"}[as_format]
+        if accept is None:
+            return self._post("/compare", body)
+        return self._call("POST", "/compare", json=body, headers={"Accept": accept}, raw=True).decode("utf-8")
 
     def cost(self, *, power_w: float | None = None, hardware: Json | None = None,
              energy: Json | None = None, **extra: Any) -> Json:

@@ -50,9 +50,15 @@ HEADER = ("index", "ok", "error_status", "error_detail", *(name for name, _ in C
 
 
 def wants_csv() -> bool:
-    """Whether the caller's Accept header prefers CSV to JSON. Media-type parameters other than
-    q (`text/csv; charset=utf-8`) name the same type: werkzeug keeps them and would not match."""
-    return _quality(CSV_MIME) > _quality("application/json")
+    """Whether the caller's Accept header prefers CSV to JSON."""
+    return preferred(("application/json", CSV_MIME)) == CSV_MIME
+
+
+def preferred(mimes: tuple[str, ...]) -> str:
+    """The type among `mimes` the Accept header gives the highest q (the first on a tie, so the
+    first is the default). Media-type parameters other than q (`text/csv; charset=utf-8`) name
+    the same type: werkzeug keeps them and would not match."""
+    return max(mimes, key=lambda mime: (_quality(mime), -mimes.index(mime)))
 
 
 def _quality(mime: str) -> float:
@@ -76,12 +82,30 @@ def _dig(answer: dict, path: tuple[str, ...]):
     return value
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP CSV injection: what a spreadsheet evaluates
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, list):
+        value = " | ".join(str(v) for v in value)
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]) -> Response:
+    """Answers (one per row) as CSV, one column per (name, path into the answer)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(name for name, _ in columns)
+    for row in rows:
+        writer.writerow(_cell(_dig(row, path)) for _, path in columns)
+    return Response(out.getvalue(), mimetype=CSV_MIME)
 
 
 def rows_csv(items: list[dict]) -> Response:
@@ -93,5 +117,5 @@ def rows_csv(items: list[dict]) -> Response:
         problem = item.get("problem") or {}
         answer = item.get("estimate") or {}
         writer.writerow([item["index"], _cell(item["ok"]), _cell(problem.get("status")),
-                         problem.get("detail", ""), *(_cell(_dig(answer, path)) for _, path in COLUMNS)])
+                         _cell(problem.get("detail", "")), *(_cell(_dig(answer, path)) for _, path in COLUMNS)])
     return Response(out.getvalue(), mimetype=CSV_MIME)

@@ -2,6 +2,7 @@
 curve. Drawn with matplotlib, imported only when a plot is asked for."""
 
 import io
+import warnings
 
 from flask import Blueprint, Response, request
 
@@ -19,20 +20,32 @@ def _throughput():
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 
 
-def _figure():
-    # The object-oriented API: no pyplot state shared between threads or requests.
+def figure(size: tuple[float, float] = (7, 4.5)):
+    """A figure to draw on. The object-oriented API: no pyplot state shared between threads or
+    requests. SVG text stays text (svg.fonttype none), set once for the process: the reader's
+    browser draws it with its own fonts, Chinese included, where this machine may have none."""
+    import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
-    FigureCanvasSVG(figure)
-    return figure
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    out = Figure(figsize=size, layout="constrained")
+    FigureCanvasSVG(out)
+    return out
 
 
-def _svg(figure) -> Response:
+def svg_bytes(drawn) -> bytes:
+    """The figure as SVG. Text is laid out with matplotlib's own font, which lacks CJK glyphs:
+    the browser draws them, so that warning says nothing here."""
     out = io.BytesIO()
-    figure.savefig(out, format="svg")
-    return Response(out.getvalue(), mimetype=SVG_MIME)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font", category=UserWarning)
+        drawn.savefig(out, format="svg")
+    return out.getvalue()
+
+
+def _svg(drawn) -> Response:
+    return Response(svg_bytes(drawn), mimetype=SVG_MIME)
 
 
 @bp.get("/plots/roofline.svg")
@@ -40,8 +53,8 @@ def roofline():
     result = _throughput()
     t = result.throughput
     peak, bandwidth = t.peak_flops_per_s / 1e12, t.bandwidth_bytes_per_s / 1e12
-    figure = _figure()
-    axes = figure.add_subplot()
+    fig = figure()
+    axes = fig.add_subplot()
     intensities = [10 ** (k / 20) for k in range(-40, 101)]  # 0.01 to 100,000 FLOP/byte
     axes.loglog(intensities, [min(peak, bandwidth * x) for x in intensities], color="black",
                 label=f"{t.cards} x {result.card.id}: {peak:,.0f} TFLOP/s, {bandwidth:,.2f} TB/s")
@@ -58,15 +71,15 @@ def roofline():
                    f"batch {t.batch_size}")
     axes.legend(loc="lower right", fontsize="small")
     axes.grid(True, which="both", alpha=0.3)
-    return _svg(figure)
+    return _svg(fig)
 
 
 @bp.get("/plots/throughput.svg")
 def throughput():
     result = _throughput()
     curve = result.throughput.decode_curve
-    figure = _figure()
-    axes = figure.add_subplot()
+    fig = figure()
+    axes = fig.add_subplot()
     batches = [p.batch_size for p in curve]
     axes.plot(batches, [p.total_tokens_per_s for p in curve], marker="o", color="tab:blue",
               label="total tokens/s (all streams)")
@@ -82,4 +95,4 @@ def throughput():
     lines = axes.get_legend_handles_labels()[0] + per_stream.get_legend_handles_labels()[0]
     axes.legend(lines, [line.get_label() for line in lines], loc="center right", fontsize="small")
     axes.grid(True, alpha=0.3)
-    return _svg(figure)
+    return _svg(fig)

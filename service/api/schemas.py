@@ -21,6 +21,7 @@ from ..sizing import (
     LADDER,
     LINES,
     OPTIMIZERS,
+    RANK_BY,
     RECOMPUTE_MODES,
     SCENARIOS,
     TERA,
@@ -30,6 +31,8 @@ from ..sizing import (
     CapacityAnswer,
     CapacityResult,
     Card,
+    CompareOption,
+    CompareResult,
     Component,
     Constraints,
     CostResult,
@@ -55,6 +58,7 @@ from ..sizing import (
     RankResult,
     ScalingPoint,
     ScalingResult,
+    SizingError,
     StepCost,
     Target,
     ThroughputAnswer,
@@ -69,6 +73,7 @@ from ..sizing import (
 from .catalogs import current_catalogs
 from .shapes import Num, Scaled, answer_schema, register
 
+MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
 
 
@@ -593,6 +598,88 @@ class CapacityRequestSchema(_Strict):
             raise ValidationError("Give cards or filters, not both.", "filters")
 
 
+class CompareOptionsField(fields.Field):
+    """A list of hardware options (each a HardwareSpec), or catalog filters (a SweepFilters)
+    whose every card is an option, sized to the least count that does the work.
+
+    In openapi.yaml: oneOf [array of HardwareSpec, SweepFilters].
+    """
+
+    default_error_messages = {"invalid": "Give a list of hardware options, or catalog filters."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, dict):
+            return _instance(SweepFiltersSchema).load(value)
+        if not isinstance(value, list):
+            raise self.make_error("invalid")
+        if not 1 <= len(value) <= MAX_COMPARED:
+            raise ValidationError(f"Give 1 to {MAX_COMPARED} options; got {len(value)}.")
+        out, errors = [], {}
+        for i, item in enumerate(value):
+            try:
+                if not isinstance(item, dict):
+                    raise ValidationError("Each option is a hardware object: {card, count}.")
+                out.append(_instance(HardwareSpecSchema).load(item))
+            except ValidationError as exc:
+                errors[i] = exc.messages
+            except SizingError as exc:  # a card name the catalog does not know
+                errors[i] = {"card": [exc.message]}
+        if errors:
+            raise ValidationError(errors)
+        return out
+
+
+def _card_prices(what: str):
+    return fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)),
+                       validate=validate.Length(max=MAX_COMPARED), metadata=doc(what))
+
+
+class CompareRequestSchema(_Strict):
+    """Hardware options side by side for one model and one load, over the years, bought or
+    rented. Give a serving target, or a training job (a training mode with train_tokens, and
+    deadline_days if the run must finish in time)."""
+
+    model = ModelField(required=True, metadata=doc("A preset name, a ModelSpec or an HfConfigModel."))
+    workload = _workload(metadata=doc(
+        "Precision, engine and request shape for serving; mode, train_tokens and the rest for training."))
+    target = fields.Nested(TargetSpecSchema, metadata=doc(
+        "A serving target each option must meet (concurrent_users, tokens_per_s_per_user, ttft_s)."))
+    deadline_days = StrictFloat(validate=_range(0.001, 100_000), metadata=doc(
+        "Training only: the run must finish within this many days; an option without a count is "
+        "sized to the least count that does."))
+    options = CompareOptionsField(required=True, metadata=doc(
+        "A list of hardware options ({card, count}; without count, the least count that does the "
+        "work), or catalog filters (line, kind, vendor, tier, min_memory_gib) whose cards are compared."))
+    years = StrictFloat(validate=_range(0.1, 30), metadata=doc(
+        "The horizon of the cost of ownership and the rent, in years; default 3."))
+    prices = _card_prices(
+        "Card id -> purchase price of one card, in currency; overrides the operator's catalog price. "
+        "An option without a price says no price.")
+    rent_per_card_hour = _card_prices(
+        "Card id -> rental price of one card for one hour, in currency; overrides the operator's "
+        "catalog rent.")
+    currency = _currency(metadata=doc(
+        "The currency of prices and rent_per_card_hour; default energy.currency, else CNY."))
+    energy = _energy(metadata=doc(
+        "Electricity price, PUE, utilization and hours per day; power comes from each option's "
+        "machines, the horizon from years."))
+    overhead_fraction = StrictFloat(validate=_range(0, 5), metadata=doc(
+        "Installation overhead as a fraction of the cards' price; default the guide's range 0.5-1.0."))
+    rank_by = fields.String(validate=validate.OneOf(RANK_BY), metadata=doc(
+        "cost_of_ownership (default), cost_per_token (per million output tokens, or per run for "
+        "training), power, or cards; options that meet the target always rank first."))
+    lang = _lang(metadata=doc("Summary and warnings language, en or zh; default from Accept-Language, else en."))
+
+    @validates_schema
+    def power_from_the_options(self, data, **kwargs):
+        given = data.get("energy")
+        for name in ("power_w", "machines", "years"):
+            if given is not None and getattr(given, name) is not None:
+                raise ValidationError(
+                    "years is given at the top" if name == "years"
+                    else f"{name} comes from each option's machines; leave it out", f"energy.{name}")
+
+
 class RankRequestSchema(_Strict):
     line = fields.String(validate=validate.OneOf(LINES))
     cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200))
@@ -764,6 +851,8 @@ ExcludedCardSchema = answer_schema(Excluded, "ExcludedCard")
 RankResponseSchema = answer_schema(RankResult, "RankResponse")
 CandidateSchema = answer_schema(Candidate)
 PriceSchema = answer_schema(Price)
+CompareOptionSchema = answer_schema(CompareOption)
+CompareResponseSchema = answer_schema(CompareResult, "CompareResponse", exclude=("workload",))
 
 
 def _assumptions():
@@ -799,7 +888,11 @@ class CardSchema(Schema):
     interconnect_name = fields.String(required=True, allow_none=True)
     interconnect_gb_per_s = Num(required=True, allow_none=True)
     ecc = fields.Boolean(required=True)
-    price = fields.Nested(PriceSchema, required=True, allow_none=True)
+    price = fields.Nested(PriceSchema, required=True, allow_none=True, metadata=doc(
+        "The purchase price of one card from the operator's catalog file; null when none is known."))
+    rent_per_card_hour = fields.Nested(PriceSchema, required=True, allow_none=True, metadata=doc(
+        "The rental price of one card for one hour from the operator's catalog file, with its date; "
+        "null when none is known."))
     measured_bandwidth_gb_per_s = Num(required=True, allow_none=True)
     measured_dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
     measured_source = fields.String(required=True)
@@ -809,8 +902,8 @@ class CardSchema(Schema):
     figures = fields.Dict(keys=fields.String(), values=fields.Nested(FigureSchema), required=True)
 
     @pre_dump
-    def units(self, card_and_price, **kwargs):
-        card, price = card_and_price
+    def units(self, card_and_prices, **kwargs):
+        card, price, rent = card_and_prices
         link = card.interconnect_bytes_per_s
         return {
             **_attrs(card),
@@ -820,6 +913,7 @@ class CardSchema(Schema):
             "interconnect_gb_per_s": None if link is None else link / GB,
             "figures": dict(card.figures),
             "price": price,
+            "rent_per_card_hour": rent,
             "measured_bandwidth_gb_per_s": None if card.measured_bandwidth_bytes_per_s is None
             else card.measured_bandwidth_bytes_per_s / GB,
             "measured_dense_tflops": {k: v / TERA for k, v in card.measured_dense_flops.items()},

@@ -50,6 +50,11 @@ def _one_of(self, field, **kwargs) -> dict:
         refs = [{"$ref": f"#/components/schemas/{component_name(schema)}"}
                 for _, schema in field.object_schemas]
         return {"oneOf": [{"type": "string"}, *refs]}
+    if isinstance(field, schemas.CompareOptionsField):
+        return {"oneOf": [
+            {"type": "array", "minItems": 1, "maxItems": schemas.MAX_COMPARED,
+             "items": {"$ref": "#/components/schemas/HardwareSpec"}},
+            {"$ref": "#/components/schemas/SweepFilters"}]}
     return {}
 
 

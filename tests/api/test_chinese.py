@@ -34,6 +34,7 @@ def _sentences(answer: dict):
         yield fit["reason"]
     for option in answer.get("options") or []:
         yield option["reason"]
+        yield from option.get("warnings") or []
         yield from (a["note"] for a in option.get("assumptions") or [])
     yield from (a["note"] for a in answer.get("alternatives") or [])
     scenario = answer.get("scenario") or {}
@@ -61,6 +62,14 @@ def _answers(client):
         yield f"capacity {model}", post(client, "/capacity", {
             "model": model, "cards": ["rtx-4090", "h100-sxm", "l40s"], "lang": "zh",
             "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15}})
+    options = [{"card": "h20", "count": 8}, {"card": "rtx-4090-d", "count": 16}, {"card": "l20", "count": 2},
+               {"card": "h100-sxm"}, {"card": "tesla-p40"}]
+    yield "compare serving", post(client, "/compare", {
+        "model": "qwen2.5-72b", "options": options, "lang": "zh", "prices": {"h20": 110000, "l20": 30000}, "rent_per_card_hour": {"h20": 9, "l20": 3},
+        "currency": "USD", "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20}})
+    yield "compare training", post(client, "/compare", {
+        "model": "llama-3.1-8b", "options": options, "lang": "zh", "deadline_days": 30,
+        "workload": {"mode": "pretrain", "train_tokens": 1e11}, "prices": {"rtx-4090-d": 14000}})
     for scenario in ("developer", "team_inference", "training_cluster"):
         yield f"recommend {scenario}", post(client, "/recommend", {"scenario": scenario, "lang": "zh"})
     yield "recommend budget", post(client, "/recommend", {"model": "llama-3.1-70b", "lang": "zh",

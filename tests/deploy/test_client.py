@@ -33,6 +33,13 @@ def test_every_operation_answers(client):
     assert client.cost(power_w=10_000)["electricity_cost_per_day"] == 168
     capacity = client.capacity(model="llama-3.1-8b", target={"concurrent_users": 50}, cards=["D-M", "C90"])
     assert [o["card"]["id"] for o in capacity["options"]] == ["D-M", "C90"] and capacity["best"]
+    compared = dict(model="llama-3.1-8b", target={"concurrent_users": 50}, years=3,
+                    options=[{"card": "h100-sxm"}, {"card": "rtx-4090", "count": 2}],
+                    prices={"h100-sxm": 220_000, "rtx-4090": 14_000}, rent_per_card_hour={"h100-sxm": 15})
+    answer = client.compare(**compared)
+    assert answer["best"] and answer["options"][0]["cost_of_ownership"]["typical"] > 0
+    assert client.compare(**compared, as_format="csv").startswith("rank,option,")
+    assert '<table id="options">' in client.compare(**compared, as_format="html")
     assert client.rank(line="consumer")["ranking"]
     assert client.recommend(scenario="developer")["tier"]["id"] == "W-A"
     assert client.normalize(value=800, precision="int8", sparse=True)["dense_bf16"] == 200

@@ -1,37 +1,18 @@
 """GET /docs in headless Chromium (Debian's package; .ci/run installs it): the operations render
 from the bundled assets, with no network, and a screenshot is kept."""
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
 from . import server as srv
+from .browser import chromium, require_chromium
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# Chromium's own background traffic has nowhere to go on these machines.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--virtual-time-budget=15000", "--window-size=1280,2000")
-
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        pytest.fail("CI must install Debian's chromium for the docs browser test", pytrace=False)
-    pytest.skip("chromium is not installed (apt-get install chromium); CI installs it",
-                allow_module_level=True)
+require_chromium()
 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
     with srv.running(tmp_path_factory.mktemp("docs-server"), workers=1, threads=4) as server:
         yield server
-
-
-def chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp_path / "profile"
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_docs_render_every_operation(running, tmp_path):

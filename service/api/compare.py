@@ -1,0 +1,85 @@
+"""POST /compare: a purchase decision in one request, as JSON, a CSV table, or a printable page."""
+
+from flask import Blueprint, Response, request
+
+from ..metrics import count_estimate
+from ..sizing import HardwareInput, InvalidInputError, Offer, Price, defaults
+from ..sizing import compare as domain
+from . import schemas as s
+from .catalog import matches
+from .catalogs import current_catalogs
+from .csvout import preferred, table_csv
+from .dump import dumper
+from .jsonio import json_body
+from .lang import preferred_lang
+from .report import HTML_MIME, report_page
+
+bp = Blueprint("compare", __name__)
+
+_compare_in, _compare_out = s.CompareRequestSchema(), dumper(s.CompareResponseSchema)
+
+# (column, path into an option); every number carries its unit or currency in the name.
+COLUMNS = (
+    ("rank", ("rank",)), ("option", ("label",)), ("card", ("card",)), ("card_name", ("card_name",)),
+    ("line", ("line",)),
+    ("meets_target", ("meets_target",)), ("pareto_optimal", ("pareto_optimal",)),
+    ("cards", ("cards",)), ("cards_needed", ("cards_needed",)), ("machines", ("machines",)),
+    ("plan", ("parallelism", "description")),
+    ("tokens_per_s_per_user", ("tokens_per_s_per_user",)), ("total_tokens_per_s", ("total_tokens_per_s",)),
+    ("time_to_first_token_s", ("time_to_first_token_s",)), ("time_s", ("time_s",)),
+    ("power_w", ("power_w",)), ("power_w_per_machine", ("power_w_per_machine",)),
+    ("electricity_cost_per_year", ("electricity_cost_per_year",)),
+    ("card_price", ("price", "amount")), ("cards_cost", ("cards_cost",)),
+    ("capital_cost_low", ("capital_cost", "low")), ("capital_cost", ("capital_cost", "typical")),
+    ("capital_cost_high", ("capital_cost", "high")),
+    ("operating_cost_per_year", ("operating_cost_per_year",)),
+    ("cost_of_ownership_low", ("cost_of_ownership", "low")), ("cost_of_ownership", ("cost_of_ownership", "typical")),
+    ("cost_of_ownership_high", ("cost_of_ownership", "high")),
+    ("cost_per_million_tokens", ("cost_per_million_tokens",)), ("cost_per_run", ("cost_per_run",)),
+    ("rent_per_card_hour", ("rent", "amount")), ("rent_cost", ("rent_cost",)),
+    ("break_even_months", ("break_even_months",)),
+    ("rent_cheaper_below_utilization", ("rent_cheaper_below_utilization",)),
+    ("reason", ("reason",)), ("warnings", ("warnings",)),
+)
+
+
+@bp.post("/compare")
+def compare():
+    args = _compare_in.load(json_body(request))
+    catalogs = current_catalogs()
+    offers = _offers(args, catalogs)
+    energy = args["energy"]
+    result = domain.compare(args["model"], args["workload"], offers, energy, args.get("target"),
+                            args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
+                            args.get("rank_by"), args.get("lang") or preferred_lang())
+    count_estimate("compare", "none")
+    answer = _compare_out(result)
+    kind = preferred(("application/json", "text/csv", HTML_MIME))
+    if kind == "text/csv":
+        return table_csv(answer["options"], COLUMNS)
+    if kind == HTML_MIME:
+        return Response(report_page(result, answer), mimetype=HTML_MIME)
+    return answer
+
+
+def _offers(args: dict, catalogs) -> tuple[Offer, ...]:
+    """The options asked (or every card the filters match), each with its price and rent: the
+    request's, else the operator's catalog's, else none."""
+    options = args["options"]
+    if isinstance(options, dict):
+        cards = [c for c in catalogs.cards.cards if matches(c, options)]
+        if not cards:
+            raise InvalidInputError("no catalog card passes the filters", "options")
+        if len(cards) > s.MAX_COMPARED:
+            raise InvalidInputError(f"the filters match {len(cards)} cards; at most {s.MAX_COMPARED} "
+                                    "are compared: narrow them (line, vendor, tier, min_memory_gib)", "options")
+        options = [HardwareInput(card) for card in cards]
+    currency = args.get("currency") or args["energy"].currency or defaults.CURRENCY.value
+    prices = {**catalogs.prices, **_given(args.get("prices"), currency, catalogs, "prices")}
+    rents = {**catalogs.rents, **_given(args.get("rent_per_card_hour"), currency, catalogs, "rent_per_card_hour")}
+    return tuple(Offer(h, prices.get(h.card.id), rents.get(h.card.id)) for h in options)
+
+
+def _given(amounts: dict | None, currency: str, catalogs, field: str) -> dict[str, Price]:
+    return {catalogs.cards.get(name, field).id: Price(amount, currency, "given by the caller")
+            for name, amount in (amounts or {}).items()}
