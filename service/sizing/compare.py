@@ -295,7 +295,8 @@ def _rack(card: Card, host: HostSizing, notes: Notes) -> None:
 
 def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: EnergyInput, overheads,
            notes: Notes) -> dict:
-    """Capital, operating, ownership and per-unit costs; rent and break-even where priced."""
+    """Capital, operating, ownership and per-unit costs where the card has a price; the rent for
+    the same work where it has a rent, and the break-even where it has both."""
     out = dict.fromkeys(("cards_cost", "capital_cost", "operating_cost_per_year", "cost_of_ownership",
                          "cost_per_million_tokens", "cost_per_run", "rent_cost", "break_even_months",
                          "rent_cheaper_below_utilization"))
@@ -311,6 +312,10 @@ def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: 
         if price is not None and price.currency != currency:
             notes.warn(f"the {what} price of {card.id} is in {price.currency} and electricity in "
                        f"{currency}: the totals add them as given; convert one first")
+    if offer.rent is not None:
+        rent_yearly = rent_per_year(reached.cards, offer.rent.amount, power.hours_per_day)
+        out["rent_cost"] = (reached.cards * offer.rent.amount * reached.time_s / SECONDS_PER_HOUR
+                            if reached.time_s is not None else rent_yearly * years)
     if offer.price is None:
         notes.warn(f"no price for {card.id}: capital cost and cost of ownership not computed "
                    "(give prices, or the operator's catalog file)")
@@ -325,13 +330,9 @@ def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: 
                                                                  power.utilization)
     if reached.time_s is not None:
         out["cost_per_run"] = cost_per_run(yearly, reached.time_s)
-    if offer.rent is None:
-        return out
-    rent_yearly = rent_per_year(reached.cards, offer.rent.amount, power.hours_per_day)
-    out["rent_cost"] = (reached.cards * offer.rent.amount * reached.time_s / SECONDS_PER_HOUR
-                        if reached.time_s is not None else rent_yearly * years)
-    out["break_even_months"] = break_even_months(capital.typical, rent_yearly, operating)
-    out["rent_cheaper_below_utilization"] = rent_cheaper_below(capital.typical, rent_yearly, operating, years)
+    if offer.rent is not None:
+        out["break_even_months"] = break_even_months(capital.typical, rent_yearly, operating)
+        out["rent_cheaper_below_utilization"] = rent_cheaper_below(capital.typical, rent_yearly, operating, years)
     return out
 
 

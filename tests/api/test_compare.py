@@ -143,6 +143,13 @@ def test_without_a_price_the_answer_says_no_price_and_never_guesses(client):
     assert "(no price)" in answer["summary"]
 
 
+def test_a_card_with_only_a_rent_is_priced_to_rent(client):
+    answer = post(client, "/compare", {**SERVING, "options": [{"card": "h100-sxm"}], "prices": {}})
+    option = answer["options"][0]
+    assert option["cost_of_ownership"] is None and option["break_even_months"] is None
+    assert option["rent_cost"] == pytest.approx(option["cards"] * 15 * 24 * DAYS_PER_YEAR * 3)
+
+
 def test_prices_scale_capital_linearly(client):
     one = post(client, "/compare", SERVING)["options"]
     doubled = post(client, "/compare", {**SERVING, "prices": {k: 2 * v for k, v in SERVING["prices"].items()}})
