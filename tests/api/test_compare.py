@@ -2,6 +2,7 @@
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 
@@ -121,6 +122,16 @@ def test_the_readme_example_answers_each_option(client):
     assert any("consumer card" in w for w in d["warnings"]) and any("no ECC" in w for w in d["warnings"])
     assert any("rack power" in w for w in h20["warnings"])
     assert "options meet it" in answer["summary"] and answer["best"] in answer["summary"]
+
+
+def test_the_readme_shows_the_worked_example_as_the_service_answers_it(client):
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    body = {**SERVING, "options": SERVING["options"][:4], "rent_per_card_hour": {"h100-sxm": 15}}
+    answer = post(client, "/compare", body)
+    assert f'Summary: "{answer["summary"]}"' in readme
+    for o in answer["options"]:
+        if o["cost_of_ownership"] is not None:
+            assert f"| {o['cost_of_ownership']['typical']:,.0f} |" in readme, o["label"]
 
 
 def test_a_count_that_meets_the_target_is_used_whole_and_serves_faster(client):
