@@ -11,9 +11,10 @@ from .api.cache import init_cache
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
+from .limits import init_limits
 from .logs import init_access_log
 from .metrics import init_metrics
-from .security import init_security
+from .security import init_security, spared
 
 # Sizing requests are small; a batch of a thousand items stays well under this.
 MAX_BODY_BYTES = 1 << 20
@@ -37,6 +38,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     register_errors(app)
     init_metrics(app)
     init_security(app)
+    init_limits(app, spared)
     init_access_log(app)
     if app.config["TEST_DELAY"]:
         app.before_request(_test_delay)

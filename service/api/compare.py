@@ -2,6 +2,7 @@
 
 from flask import Blueprint, Response, request
 
+from ..limits import PLOT_COST, charge, heavy, weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, InvalidInputError, Offer, Price, defaults
 from ..sizing import compare as domain
@@ -44,17 +45,20 @@ COLUMNS = (
 
 
 @bp.post("/compare")
+@heavy("batch")
 def compare():
     args = _compare_in.load(json_body(request))
     catalogs = current_catalogs()
     offers = _offers(args, catalogs)
+    kind = preferred(("application/json", "text/csv", HTML_MIME))
+    charts = 2 * PLOT_COST if kind == HTML_MIME else 0
+    charge(2 * len(offers) * weight(args["model"].layers) + charts, f"a comparison of {len(offers)} options")
     energy = args["energy"]
     result = domain.compare(args["model"], args["workload"], offers, energy, args.get("target"),
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
                             args.get("rank_by"), args.get("lang") or preferred_lang())
     count_estimate("compare", "none")
     answer = _compare_out(result)
-    kind = preferred(("application/json", "text/csv", HTML_MIME))
     if kind == "text/csv":
         return table_csv(answer["options"], COLUMNS)
     if kind == HTML_MIME:

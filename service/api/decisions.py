@@ -4,6 +4,7 @@ from dataclasses import replace
 
 from flask import Blueprint, request
 
+from ..limits import charge
 from ..metrics import count_estimate
 from ..sizing import (
     InvalidInputError,
@@ -26,6 +27,7 @@ from .jsonio import json_body, query_args
 from .lang import preferred_lang
 
 bp = Blueprint("decisions", __name__)
+RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about three estimates
 
 _rank_in, _rank_out = s.RankRequestSchema(), dumper(s.RankResponseSchema)
 _recommend_in, _recommend_out = s.RecommendRequestSchema(), dumper(s.RecommendResponseSchema)
@@ -36,6 +38,7 @@ _trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootR
 @bp.post("/rank")
 def rank():
     args = _rank_in.load(json_body(request))
+    charge(RANK_COST, "a ranking")
     catalogs = current_catalogs()
     names = args.get("cards")
     cards = tuple(catalogs.cards.get(n, "cards") for n in names) if names else None
@@ -58,6 +61,7 @@ def _single_line(cards) -> str:
 @bp.post("/recommend")
 def recommend():
     args = _recommend_in.load(json_body(request))
+    charge(RANK_COST, "a recommendation")
     catalogs = current_catalogs()
     scenario = rec.SCENARIOS.get(args.get("scenario"))
     model = args.get("model") or catalogs.models.get(scenario.model).spec

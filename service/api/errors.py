@@ -78,6 +78,9 @@ def _http(exc: HTTPException) -> Response:
         response.headers["Allow"] = ", ".join(exc.valid_methods)
     if exc.code == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="sizing"'
+    retry_after = getattr(exc, "retry_after", None)  # 429 and 503 say when to come back
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
     return response
 
 

@@ -6,8 +6,10 @@ import warnings
 
 from flask import Blueprint, Response, request
 
+from ..limits import PLOT_COST, charge, heavy
 from ..sizing import questions as domain
 from . import schemas as s
+from .cache import cached
 from .jsonio import query_args
 
 bp = Blueprint("plots", __name__)
@@ -17,6 +19,7 @@ SVG_MIME = "image/svg+xml"
 
 def _throughput():
     args = _query.load(query_args(request))
+    charge(PLOT_COST, "a plot")
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 
 
@@ -34,6 +37,11 @@ def figure(size: tuple[float, float] = (7, 4.5)):
     return out
 
 
+def plain(text: str) -> str:
+    """A name drawn as it is written: `$` would start matplotlib's mathtext."""
+    return text.replace("$", r"\$")
+
+
 def svg_bytes(drawn) -> bytes:
     """The figure as SVG. Text is laid out with matplotlib's own font, which lacks CJK glyphs:
     the browser draws them, so that warning says nothing here."""
@@ -49,6 +57,8 @@ def _svg(drawn) -> Response:
 
 
 @bp.get("/plots/roofline.svg")
+@cached
+@heavy("plot")
 def roofline():
     result = _throughput()
     t = result.throughput
@@ -57,7 +67,7 @@ def roofline():
     axes = fig.add_subplot()
     intensities = [10 ** (k / 20) for k in range(-40, 101)]  # 0.01 to 100,000 FLOP/byte
     axes.loglog(intensities, [min(peak, bandwidth * x) for x in intensities], color="black",
-                label=f"{t.cards} x {result.card.id}: {peak:,.0f} TFLOP/s, {bandwidth:,.2f} TB/s")
+                label=f"{t.cards} x {plain(result.card.id)}: {peak:,.0f} TFLOP/s, {bandwidth:,.2f} TB/s")
     axes.axvline(t.ridge_flops_per_byte, color="grey", linestyle=":",
                  label=f"ridge {t.ridge_flops_per_byte:,.0f} FLOP/byte")
     decode_x = t.arithmetic_intensity_flops_per_byte
@@ -67,7 +77,7 @@ def roofline():
                      label=f"{name}: {x:,.1f} FLOP/byte")
     axes.set_xlabel("arithmetic intensity (FLOP/byte)")
     axes.set_ylabel("attainable (TFLOP/s)")
-    axes.set_title(f"Roofline: {result.model.name}, {result.workload.precision.name}, "
+    axes.set_title(f"Roofline: {plain(result.model.name)}, {result.workload.precision.name}, "
                    f"batch {t.batch_size}")
     axes.legend(loc="lower right", fontsize="small")
     axes.grid(True, which="both", alpha=0.3)
@@ -75,6 +85,8 @@ def roofline():
 
 
 @bp.get("/plots/throughput.svg")
+@cached
+@heavy("plot")
 def throughput():
     result = _throughput()
     curve = result.throughput.decode_curve
@@ -90,8 +102,8 @@ def throughput():
     per_stream.plot(batches, [p.decode_tokens_per_s for p in curve], marker="s", color="tab:red",
                     label="tokens/s per stream")
     per_stream.set_ylabel("tokens/s per stream", color="tab:red")
-    axes.set_title(f"Batched decode: {result.model.name} on {result.throughput.cards} x "
-                   f"{result.card.id} ({result.workload.precision.name})")
+    axes.set_title(f"Batched decode: {plain(result.model.name)} on {result.throughput.cards} x "
+                   f"{plain(result.card.id)} ({result.workload.precision.name})")
     lines = axes.get_legend_handles_labels()[0] + per_stream.get_legend_handles_labels()[0]
     axes.legend(lines, [line.get_label() for line in lines], loc="center right", fontsize="small")
     axes.grid(True, alpha=0.3)

@@ -13,7 +13,7 @@ from functools import lru_cache
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..sizing import compare as domain
-from .plots import figure, svg_bytes
+from .plots import figure, plain, svg_bytes
 
 HTML_MIME = "text/html"
 
@@ -117,11 +117,11 @@ def cost_chart(result: domain.CompareResult, w: dict) -> bytes:
         colour = COLOURS[i % len(COLOURS)]
         points = [domain.cumulative_cost(option, result.years, hours, m) for m in months]
         if points[0][0] is not None:
-            axes.plot(months, [own for own, _ in points], color=colour, label=f"{option.label} {w['buy']}")
+            axes.plot(months, [own for own, _ in points], color=colour, label=f"{plain(option.label)} {w['buy']}")
             drawn += 1
         if points[0][1] is not None:
             axes.plot(months, [rent for _, rent in points], color=colour, linestyle="--",
-                      label=f"{option.label} {w['rent_short']}")
+                      label=f"{plain(option.label)} {w['rent_short']}")
             drawn += 1
     _no_data(axes, drawn, w)
     _thousands(axes.yaxis)
@@ -146,7 +146,7 @@ def speed_chart(result: domain.CompareResult, w: dict) -> bytes:
             continue
         axes.scatter([cost], [speed], color=COLOURS[i % len(COLOURS)], s=140 if option.pareto_optimal else 50,
                      marker="*" if option.pareto_optimal else "o", zorder=3)
-        axes.annotate(option.label, (cost, speed), textcoords="offset points", xytext=(6, 6), fontsize="small")
+        axes.annotate(plain(option.label), (cost, speed), textcoords="offset points", xytext=(6, 6), fontsize="small")
         drawn += 1
     _no_data(axes, drawn, w)
     _thousands(axes.xaxis)

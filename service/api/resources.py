@@ -4,6 +4,7 @@ from flask import Blueprint, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from ..limits import charge, heavy, raw_model_weight, weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, Price, SizingError, defaults
 from ..sizing import questions as domain
@@ -84,7 +85,9 @@ def _counted(line: str, body: dict):
 @cached
 def estimate():
     paths = _fields(request.args)
-    return _counted(*_estimate(_estimate_in.load(json_body(request)), paths))
+    args = _estimate_in.load(json_body(request))
+    charge(weight(args["model"].layers), "this estimate")
+    return _counted(*_estimate(args, paths))
 
 
 @bp.get("/estimate")
@@ -93,24 +96,32 @@ def estimate_get():
     paths = _fields(request.args)
     query = query_args(request)
     query.pop("fields", None)
-    return _counted(*_estimate(_estimate_query.load(query), paths))
+    args = _estimate_query.load(query)
+    charge(weight(args["model"].layers), "this estimate")
+    return _counted(*_estimate(args, paths))
 
 
 @bp.post("/estimate/batch")
+@heavy("batch")
 def estimate_batch():
     body = json_body(request)
     items = body.get("items") if isinstance(body, dict) else None
     if isinstance(items, list) and len(items) > MAX_BATCH_ITEMS:
         raise RequestEntityTooLarge(f"at most {MAX_BATCH_ITEMS} items per batch; got {len(items)}")
+    if isinstance(items, list):  # each item weighed by its model's layers, before any is computed
+        charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
+               f"a batch of {len(items)} items")
     args = _batch_in.load(body)
     answers = [_item(i, lambda raw=raw: _estimate_in.load(raw)) for i, raw in enumerate(args["items"])]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
 
 
 @bp.post("/estimate/sweep")
+@heavy("batch")
 def estimate_sweep():
     args = _sweep_in.load(json_body(request))
     cards = [c for c in current_catalogs().cards.cards if matches(c, args.get("filters") or {})]
+    charge(len(cards) * weight(args["model"].layers), f"a sweep over {len(cards)} cards")
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
     answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)})
@@ -157,6 +168,7 @@ def scaling():
 
 
 @bp.post("/capacity")
+@heavy("batch")
 def capacity():
     args = _capacity_in.load(json_body(request))
     catalogs = current_catalogs()
@@ -165,6 +177,7 @@ def capacity():
         cards = tuple({card.id: card for card in named}.values())  # one answer per card, in order
     else:
         cards = tuple(c for c in catalogs.cards.cards if matches(c, args.get("filters") or {}))
+    charge(2 * len(cards) * weight(args["model"].layers), f"capacity on {len(cards)} cards")
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              args.get("lang") or preferred_lang())
