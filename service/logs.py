@@ -60,6 +60,7 @@ def init_access_log(app) -> None:
                 "status": response.status_code,
                 "duration_ms": None if started is None else round((time.perf_counter() - started) * 1e3, 3),
                 "remote_addr": request.remote_addr,
+                "key_id": g.get("key_id"),
             },
         )
         return response

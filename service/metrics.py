@@ -40,6 +40,9 @@ BUILD_INFO = Gauge(
     multiprocess_mode="max")
 
 UNMATCHED = "unmatched"  # 404s share one label value, so cardinality stays bounded
+# Methods a client may send are unbounded; the label takes these, or "other".
+METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+OTHER = "other"
 
 
 def count_estimate(endpoint: str, line: str) -> None:
@@ -52,7 +55,8 @@ def _start() -> None:
 
 def _observe(response: Response) -> Response:
     route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
-    labels = {"route": route, "method": request.method, "status": str(response.status_code)}
+    method = request.method if request.method in METHODS else OTHER
+    labels = {"route": route, "method": method, "status": str(response.status_code)}
     REQUESTS.labels(**labels).inc()
     LATENCY.labels(**labels).observe(time.perf_counter() - g.get("started", time.perf_counter()))
     return response

@@ -20,6 +20,7 @@ service with a message naming the file and line, rather than serving wrong numbe
 
 import datetime as dt
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -46,9 +47,53 @@ def _lines(node: yaml.Node) -> dict[str, list[int]]:
     return out
 
 
+MAX_FILE_BYTES = 4 << 20  # a catalog of thousands of cards is well under this
+MAX_NAME_CHARS = 200
+# Characters a name may not hold: control characters break logs and CSV rows, and `$` starts
+# matplotlib's mathtext, which fails or draws something else in a plot's title.
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f$]")
+
+
+def _plain_yaml(text: str, path: Path) -> None:
+    """Refuse what YAML allows but a catalog never needs: anchors and aliases (a 657-byte file of
+    nested aliases expands to 52 MB once an answer repeats it), duplicate keys (the later one
+    silently wins) and non-finite numbers (.inf, .nan, 1e400), each named with its line."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise CatalogFileError(f"{path}:{event.start_mark.line + 1}: anchors and aliases (&name, *name) "
+                                   "are not allowed in a catalog file: write each entry out")
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in node.value:
+                if key.value in seen:
+                    raise CatalogFileError(f"{path}:{key.start_mark.line + 1}: duplicate key {key.value!r}")
+                seen.add(key.value)
+                stack.extend((key, value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif node.tag == "tag:yaml.org,2002:float" and not math.isfinite(yaml.safe_load(node.value)):
+            raise CatalogFileError(f"{path}:{node.start_mark.line + 1}: {node.value!r} is not a finite number")
+
+
+def _names(raw: Mapping, where: str) -> None:
+    """An entry's id, name and aliases: plain text of at most MAX_NAME_CHARS characters."""
+    names = [raw.get("id"), raw.get("name"), *(raw.get("aliases") or [])]
+    for name in names:
+        if isinstance(name, str) and (len(name) > MAX_NAME_CHARS or _BAD_NAME.search(name)):
+            raise ValueError(f"{where}: the name {name[:40]!r} must be at most {MAX_NAME_CHARS} characters, "
+                             "without control characters or '$'")
+
+
 def _load(path: Path) -> tuple[dict, dict[str, list[int]]]:
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CatalogFileError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; a catalog file is small")
         text = path.read_text(encoding="utf-8")
+        _plain_yaml(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text) or {}
     except OSError as exc:
@@ -89,9 +134,9 @@ def load_catalog_file(path: Path, base: Catalogs) -> Catalogs:
 
     tiers = {c.id: c for c in base.cards.cards if c.kind == "tier"}
     try:
-        cards = tuple(real_card(raw, tiers, at("cards", i)) if isinstance(raw, Mapping)
+        cards = tuple(real_card(raw, tiers, at("cards", i)) if _entry(raw, at("cards", i))
                       else _not_mapping(at("cards", i)) for i, raw in enumerate(data.get("cards") or []))
-        models = tuple(model_preset(raw, at("models", i)) if isinstance(raw, Mapping)
+        models = tuple(model_preset(raw, at("models", i)) if _entry(raw, at("models", i))
                        else _not_mapping(at("models", i)) for i, raw in enumerate(data.get("models") or []))
         prices = {str(k): _price(v, at("prices", i))
                   for i, (k, v) in enumerate((data.get("prices") or {}).items())}
@@ -102,6 +147,14 @@ def load_catalog_file(path: Path, base: Catalogs) -> Catalogs:
         raise CatalogFileError(f"{path}: {exc.field or 'prices'}: {exc.message}") from None
     except (ValueError, TypeError) as exc:
         raise CatalogFileError(str(exc)) from None
+
+
+def _entry(raw, where: str) -> bool:
+    """Whether `raw` is an entry (a mapping), its names checked."""
+    if not isinstance(raw, Mapping):
+        return False
+    _names(raw, where)
+    return True
 
 
 def _not_mapping(where: str):

@@ -1,12 +1,16 @@
 """Request ids, optional API keys and a CORS allow-list.
 
-SIZING_API_KEYS      comma-separated keys; unset, the API is open. A key comes as
-                     `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+SIZING_API_KEYS      comma-separated keys; unset, the API is open. Set but holding no key
+                     (blank, or only commas) the service refuses to start rather than serve
+                     open. A key comes as `Authorization: Bearer <key>` or `X-API-Key: <key>`;
+                     the access log names it by an id (`key-` and 8 hex digits of its SHA-256),
+                     never by the key.
 SIZING_AUTH_PROBES   "true" to require a key on /healthz and /readyz too (default open).
 SIZING_AUTH_METRICS  "true" to require a key on /metrics too (default open).
 SIZING_CORS_ORIGINS  comma-separated origins a browser dashboard may call from.
 """
 
+import hashlib
 import hmac
 import os
 import re
@@ -16,7 +20,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import Unauthorized
 
 REQUEST_ID_HEADER = "X-Request-ID"
-_VALID_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+_VALID_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")  # matched whole (fullmatch): no trailing newline
 PROBES = ("/healthz", "/readyz")
 # The contract and its docs page: public, so browsers (which cannot add a key to asset
 # requests) and tool-calling clients can read what the API offers.
@@ -34,8 +38,12 @@ def _flag(value: str | None) -> bool:
 
 def settings_from_env() -> dict:
     """The security settings, read from the environment (create_app's config overrides them)."""
+    keys = os.environ.get("SIZING_API_KEYS")
+    if keys is not None and not _split(keys):
+        raise ValueError("SIZING_API_KEYS is set but holds no key: give at least one key, or unset it "
+                         "to run the API open")
     return {
-        "API_KEYS": _split(os.environ.get("SIZING_API_KEYS")),
+        "API_KEYS": _split(keys),
         "AUTH_PROBES": _flag(os.environ.get("SIZING_AUTH_PROBES")),
         "AUTH_METRICS": _flag(os.environ.get("SIZING_AUTH_METRICS")),
         "CORS_ORIGINS": _split(os.environ.get("SIZING_CORS_ORIGINS")),
@@ -47,9 +55,38 @@ def request_id() -> str:
     return g.get("request_id") or "-"
 
 
+def valid_request_id(text: str) -> bool:
+    """A caller's X-Request-ID is kept only when the whole of it is a sane token."""
+    return _VALID_ID.fullmatch(text) is not None
+
+
 def _assign_request_id() -> None:
     given = request.headers.get(REQUEST_ID_HEADER, "")
-    g.request_id = given if _VALID_ID.match(given) else uuid.uuid4().hex
+    g.request_id = given if valid_request_id(given) else uuid.uuid4().hex
+
+
+def key_id(key: str) -> str:
+    """A key's name in logs and limits: never the key, the same on every replica."""
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def _check_settings(config) -> None:
+    """Settings only in their documented types: a string where keys are expected would split
+    into one-letter keys, and a truthy string would turn a check on or off by accident."""
+    for name in ("API_KEYS", "CORS_ORIGINS"):
+        value = config[name]
+        if isinstance(value, str) or not isinstance(value, tuple | list | set | frozenset) \
+                or not all(isinstance(v, str) and v.strip() for v in value):
+            raise TypeError(f"{name} must be a tuple of non-empty strings, got {value!r}")
+    for name in ("AUTH_PROBES", "AUTH_METRICS"):
+        if not isinstance(config[name], bool):
+            raise TypeError(f"{name} must be True or False, got {config[name]!r}")
+
+
+def spared() -> bool:
+    """Requests no key and no rate limit applies to: probes, the contract and its docs page."""
+    return request.method == "OPTIONS" or request.path.startswith(PUBLIC_PREFIXES) or \
+        request.path in (*PROBES, "/metrics")
 
 
 def _presented_key() -> str | None:
@@ -102,15 +139,18 @@ def init_security(app: Flask) -> None:
     """Request ids on every request; API keys when configured; CORS for allowed origins."""
     for name, value in settings_from_env().items():
         app.config.setdefault(name, value)
+    _check_settings(app.config)
 
     @app.before_request
     def check_key():
         _assign_request_id()
         keys = app.config["API_KEYS"]
-        if keys and _needs_key(app):
-            presented = _presented_key()
-            if not presented or not _key_matches(presented, tuple(keys)):
-                raise Unauthorized("A valid API key is required: Authorization: Bearer <key>.")
+        presented = _presented_key() if keys else None
+        matched = bool(presented) and _key_matches(presented, tuple(keys))
+        g.key_id = key_id(presented) if matched else None
+        g.client_id = g.key_id or f"addr-{request.remote_addr}"
+        if keys and _needs_key(app) and not matched:
+            raise Unauthorized("A valid API key is required: Authorization: Bearer <key>.")
 
     @app.after_request
     def headers(response: Response) -> Response:

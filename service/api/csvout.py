@@ -101,7 +101,7 @@ def _cell(value) -> str:
 def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]) -> Response:
     """Answers (one per row) as CSV, one column per (name, path into the answer)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(name for name, _ in columns)
     for row in rows:
         writer.writerow(_cell(_dig(row, path)) for _, path in columns)
@@ -111,7 +111,7 @@ def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]
 def rows_csv(items: list[dict]) -> Response:
     """Items of a batch or sweep, each {"ok", "estimate"} or {"ok", "problem"}, as CSV."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(HEADER)
     for item in items:
         problem = item.get("problem") or {}

@@ -81,7 +81,7 @@ def test_an_entry_with_an_existing_id_replaces_it(tmp_path):
         ("cards: [\n", 2, "not valid YAML"),
         ("rents:\n  D-M: {amount: 2.5, currency: USD, source: quote}\n", 2, "needs the date"),
         ("rents:\n  D-M: {amount: 2.5, currency: USD, source: quote, date: last week}\n", 2, "ISO date"),
-        ("rents:\n  D-M: {amount: .inf, currency: USD, source: quote, date: 2026-11-02}\n", 2, "amount"),
+        ("rents:\n  D-M: {amount: .inf, currency: USD, source: quote, date: 2026-11-02}\n", 2, "not a finite number"),
         ("rents:\n  no-such-card: {amount: 2.5, currency: USD, source: q, date: 2026-11-02}\n", None, "rents"),
         ("colours: [red]\n", 1, "mapping of"),
     ],
