@@ -158,3 +158,25 @@ def test_entrypoint_wipes_the_metrics_folder_and_execs_gunicorn(tmp_path):
                                  "GUNICORN": str(fake)})
     assert result.returncode == 0, result.stderr
     assert "stale.db" not in result.stdout and "--config" in result.stdout and folder.is_dir()
+
+
+def test_the_api_is_closed_by_default_with_keys_from_the_secret():
+    keys = next(e for e in container()["env"] if e["name"] == "SIZING_API_KEYS")
+    ref = keys["valueFrom"]["secretKeyRef"]
+    secret = MANIFESTS["Secret"]
+    assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
+    assert ref.get("optional") is False
+    # shipped empty: the service refuses to start on it, so nothing serves open by accident
+    assert secret["stringData"][ref["key"]].strip(" ,") == ""
+    assert float(env()["SIZING_RATE_LIMIT"]) > 0 and float(env()["SIZING_MAX_REQUEST_COST"]) > 0
+
+
+def test_the_network_policy_lets_in_only_labelled_callers_and_lets_nothing_out():
+    policy = MANIFESTS["NetworkPolicy"]["spec"]
+    pod_labels = MANIFESTS["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"} and policy["egress"] == []
+    (rule,) = policy["ingress"]
+    assert rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+    assert all(peer for peer in rule["from"])  # an empty peer would admit everyone
+    assert {p.get("podSelector", {}).get("matchLabels", {}).get("sizing-client") for p in rule["from"]} >= {"true"}
