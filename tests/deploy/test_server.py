@@ -137,3 +137,9 @@ def test_gunicorns_own_errors_are_problem_json_too(server):
     assert response.status_code in (400, 414)
     assert response.headers["Content-Type"] == "application/problem+json"
     assert response.json()["status"] == response.status_code
+
+
+def test_a_key_setting_without_a_key_stops_gunicorn(tmp_path):
+    with pytest.raises(RuntimeError) as info:
+        srv.start(tmp_path, workers=1, threads=1, SIZING_API_KEYS=" , ")
+    assert "SIZING_API_KEYS is set but holds no key" in str(info.value)
