@@ -26,11 +26,16 @@ def matches(card, query: dict) -> bool:
     )
 
 
+def matching(query: dict | None) -> list:
+    """The catalog's cards (tiers included) that pass the filters, in catalog order."""
+    return [c for c in current_catalogs().cards.cards if matches(c, query or {})]
+
+
 @bp.get("/cards")
 def list_cards():
     query = _query.load(query_args(request))
     catalogs = current_catalogs()
-    cards = [c for c in catalogs.cards.cards if matches(c, query)]
+    cards = matching(query)
     return _cards({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id))
                                                      for c in cards]})
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from flask import Flask, current_app
 
 from ..overlay import ENV_VAR, load_catalog_file
-from ..sizing import Catalogs, packaged_catalogs
+from ..sizing import Catalogs, Price, packaged_catalogs
 
 _KEY = "sizing.catalogs"
 
@@ -23,3 +23,11 @@ def init_catalogs(app: Flask) -> None:
 
 def current_catalogs() -> Catalogs:
     return current_app.extensions[_KEY]
+
+
+def caller_prices(amounts: dict | None, currency: str, field: str) -> dict[str, Price]:
+    """Prices a request gives (card name -> amount), keyed by the card's catalog id; an unknown
+    name is an error naming `field`."""
+    cards = current_catalogs().cards
+    return {cards.get(name, field).id: Price(amount, currency, "given by the caller")
+            for name, amount in (amounts or {}).items()}

@@ -4,11 +4,11 @@ from flask import Blueprint, Response, request
 
 from ..limits import PLOT_COST, charge, heavy, weight
 from ..metrics import count_estimate
-from ..sizing import HardwareInput, InvalidInputError, Offer, Price, defaults
+from ..sizing import HardwareInput, InvalidInputError, Offer, defaults
 from ..sizing import compare as domain
 from . import schemas as s
-from .catalog import matches
-from .catalogs import current_catalogs
+from .catalog import matching
+from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
 from .dump import dumper
 from .jsonio import json_body
@@ -71,7 +71,7 @@ def _offers(args: dict, catalogs) -> tuple[Offer, ...]:
     request's, else the operator's catalog's, else none."""
     options = args["options"]
     if isinstance(options, dict):
-        cards = [c for c in catalogs.cards.cards if matches(c, options)]
+        cards = matching(options)
         if not cards:
             raise InvalidInputError("no catalog card passes the filters", "options")
         if len(cards) > s.MAX_COMPARED:
@@ -79,11 +79,7 @@ def _offers(args: dict, catalogs) -> tuple[Offer, ...]:
                                     "are compared: narrow them (line, vendor, tier, min_memory_gib)", "options")
         options = [HardwareInput(card) for card in cards]
     currency = args.get("currency") or args["energy"].currency or defaults.CURRENCY.value
-    prices = {**catalogs.prices, **_given(args.get("prices"), currency, catalogs, "prices")}
-    rents = {**catalogs.rents, **_given(args.get("rent_per_card_hour"), currency, catalogs, "rent_per_card_hour")}
+    prices = {**catalogs.prices, **caller_prices(args.get("prices"), currency, "prices")}
+    rents = {**catalogs.rents, **caller_prices(args.get("rent_per_card_hour"), currency, "rent_per_card_hour")}
     return tuple(Offer(h, prices.get(h.card.id), rents.get(h.card.id)) for h in options)
 
-
-def _given(amounts: dict | None, currency: str, catalogs, field: str) -> dict[str, Price]:
-    return {catalogs.cards.get(name, field).id: Price(amount, currency, "given by the caller")
-            for name, amount in (amounts or {}).items()}

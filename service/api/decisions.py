@@ -9,7 +9,6 @@ from ..metrics import count_estimate
 from ..sizing import (
     InvalidInputError,
     Notes,
-    Price,
     WorkloadInput,
     cards_per_machine,
     diagnose,
@@ -21,7 +20,7 @@ from ..sizing import (
 )
 from ..sizing import recommend as rec
 from . import schemas as s
-from .catalogs import current_catalogs
+from .catalogs import caller_prices, current_catalogs
 from .dump import dumper
 from .jsonio import json_body, query_args
 from .lang import preferred_lang
@@ -67,18 +66,13 @@ def recommend():
     model = args.get("model") or catalogs.models.get(scenario.model).spec
     workload = args.get("workload") or (WorkloadInput(**scenario.workload) if scenario else WorkloadInput())
     constraints = args.get("constraints") or (scenario.constraints if scenario else rec.Constraints())
-    prices = {**catalogs.prices, **_given_prices(args, catalogs)}
+    prices = {**catalogs.prices,
+              **caller_prices(args.get("prices"), args.get("currency", "the caller's currency"), "prices")}
     assumed = rec.scenario_assumptions(scenario, given=set(args)) if scenario else ()
     result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"),
                            assumed)
     count_estimate("recommend", result.line)
     return _recommend_out(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
-
-
-def _given_prices(args, catalogs) -> dict:
-    currency = args.get("currency", "the caller's currency")
-    return {catalogs.cards.get(name, "prices").id: Price(amount, currency, "given by the caller")
-            for name, amount in (args.get("prices") or {}).items()}
 
 
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:

@@ -12,7 +12,7 @@ from ..sizing import HardwareInput, Price, SizingError, defaults
 from ..sizing import questions as domain
 from . import schemas as s
 from .cache import cached
-from .catalog import matches
+from .catalog import matching
 from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
 from .dump import dumper, sparse_dumper
@@ -122,7 +122,7 @@ def estimate_batch():
 @heavy("batch")
 def estimate_sweep():
     args = _sweep_in.load(json_body(request))
-    cards = [c for c in current_catalogs().cards.cards if matches(c, args.get("filters") or {})]
+    cards = matching(args.get("filters"))
     charge(len(cards) * weight(args["model"].layers), f"a sweep over {len(cards)} cards")
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
@@ -181,7 +181,7 @@ def capacity():
         named = (catalogs.cards.get(name, "cards") for name in args["cards"])
         cards = tuple({card.id: card for card in named}.values())  # one answer per card, in order
     else:
-        cards = tuple(c for c in catalogs.cards.cards if matches(c, args.get("filters") or {}))
+        cards = tuple(matching(args.get("filters")))
     charge(2 * len(cards) * weight(args["model"].layers), f"capacity on {len(cards)} cards")
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
