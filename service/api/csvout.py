@@ -46,7 +46,10 @@ COLUMNS = (
     ("currency", ("energy", "currency")),
     ("total_cost_of_ownership", ("ownership", "total")),
 )
-HEADER = ("index", "ok", "error_status", "error_detail", *(name for name, _ in COLUMNS))
+# A batch or sweep item: its index and outcome, its problem when it failed, its answer's columns.
+ITEM_COLUMNS = (("index", ("index",)), ("ok", ("ok",)), ("error_status", ("problem", "status")),
+                ("error_detail", ("problem", "detail")),
+                *((name, ("estimate", *path)) for name, path in COLUMNS))
 
 
 def wants_csv() -> bool:
@@ -110,12 +113,4 @@ def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]
 
 def rows_csv(items: list[dict]) -> Response:
     """Items of a batch or sweep, each {"ok", "estimate"} or {"ok", "problem"}, as CSV."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(HEADER)
-    for item in items:
-        problem = item.get("problem") or {}
-        answer = item.get("estimate") or {}
-        writer.writerow([item["index"], _cell(item["ok"]), _cell(problem.get("status")),
-                         _cell(problem.get("detail", "")), *(_cell(_dig(answer, path)) for _, path in COLUMNS)])
-    return Response(out.getvalue(), mimetype=CSV_MIME)
+    return table_csv(items, ITEM_COLUMNS)
