@@ -54,10 +54,11 @@ MAX_NAME_CHARS = 200
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f$]")
 
 
-def _plain_yaml(text: str, path: Path) -> None:
+def _plain_yaml(text: str, path: Path) -> yaml.Node | None:
     """Refuse what YAML allows but a catalog never needs: anchors and aliases (a 657-byte file of
     nested aliases expands to 52 MB once an answer repeats it), duplicate keys (the later one
-    silently wins) and non-finite numbers (.inf, .nan, 1e400), each named with its line."""
+    silently wins) and non-finite numbers (.inf, .nan, 1.0e+400), each named with its line. The
+    composed document comes back, for the entries' lines."""
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise CatalogFileError(f"{path}:{event.start_mark.line + 1}: anchors and aliases (&name, *name) "
@@ -77,6 +78,7 @@ def _plain_yaml(text: str, path: Path) -> None:
             stack.extend(node.value)
         elif node.tag == "tag:yaml.org,2002:float" and not math.isfinite(yaml.safe_load(node.value)):
             raise CatalogFileError(f"{path}:{node.start_mark.line + 1}: {node.value!r} is not a finite number")
+    return root
 
 
 def _names(raw: Mapping, where: str) -> None:
@@ -93,8 +95,7 @@ def _load(path: Path) -> tuple[dict, dict[str, list[int]]]:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise CatalogFileError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; a catalog file is small")
         text = path.read_text(encoding="utf-8")
-        _plain_yaml(text, path)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _plain_yaml(text, path)
         data = yaml.safe_load(text) or {}
     except OSError as exc:
         raise CatalogFileError(f"{path}: cannot read: {exc.strerror}") from None
