@@ -105,15 +105,14 @@ def _key_matches(presented: str, keys: tuple[str, ...]) -> bool:
 
 
 def _needs_key(app: Flask) -> bool:
-    if request.method == "OPTIONS":
-        return False  # CORS preflight carries no credentials
-    if request.path.startswith(PUBLIC_PREFIXES):
-        return False
+    """Every request but the spared ones; probes and /metrics too when their setting says so."""
+    if not spared():
+        return True
     if request.path in PROBES:
-        return app.config["AUTH_PROBES"]
+        return request.method != "OPTIONS" and app.config["AUTH_PROBES"]
     if request.path == "/metrics":
-        return app.config["AUTH_METRICS"]
-    return True
+        return request.method != "OPTIONS" and app.config["AUTH_METRICS"]
+    return False  # a CORS preflight (no credentials), the contract and its docs page
 
 
 # CORS by hand, not flask-cors (6.0), for two behaviours measured against test_security: with
