@@ -62,7 +62,7 @@ def compare():
     if kind == "text/csv":
         return table_csv(answer["options"], COLUMNS)
     if kind == HTML_MIME:
-        return Response(report_page(result, answer), mimetype=HTML_MIME)
+        return Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
     return answer
 
 

@@ -74,11 +74,13 @@ def _templates() -> Environment:
                        autoescape=select_autoescape(default=True, default_for_string=True))
 
 
-def report_page(result: domain.CompareResult, answer: dict) -> str:
-    """The comparison as one printable HTML page; `answer` is the JSON answer (rounded figures)."""
+def report_page(result: domain.CompareResult, answer: dict, hours_per_day: float) -> str:
+    """The comparison as one printable HTML page; `answer` is the JSON answer (rounded figures),
+    `hours_per_day` the hours the machines run (what rent is paid for)."""
     words = WORDS.get(result.lang, WORDS["en"])
     training = result.target is None
-    charts = {"cost": _data_uri(cost_chart(result, words)), "speed": _data_uri(speed_chart(result, words))}
+    charts = {"cost": _data_uri(cost_chart(result, words, hours_per_day)),
+              "speed": _data_uri(speed_chart(result, words))}
     return _templates().get_template("compare.html").render(
         r=result, a=answer, w=words, training=training, charts=charts, load=_load(result, words))
 
@@ -100,17 +102,12 @@ def _data_uri(svg: bytes) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
 
-def _hours_per_day(result: domain.CompareResult) -> float:
-    return next((a.value for a in result.assumptions if a.name == "hours_per_day"), None) or 24.0
-
-
-def cost_chart(result: domain.CompareResult, w: dict) -> bytes:
+def cost_chart(result: domain.CompareResult, w: dict, hours: float) -> bytes:
     """Cumulative cost by month: each option that meets the target (every option when none
     does) bought (capital, then operating cost) and rented."""
     fig = figure((8, 4.8))
     axes = fig.add_subplot()
     months = [result.years * 12 * k / (CHART_POINTS - 1) for k in range(CHART_POINTS)]
-    hours = _hours_per_day(result)
     drawn = 0
     shown = [o for o in result.options if o.meets_target] or list(result.options)
     for i, option in enumerate(o for o in shown if o.cards is not None):

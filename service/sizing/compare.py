@@ -260,11 +260,16 @@ def _training(model: ModelSpec, given: WorkloadInput, hardware: HardwareInput, d
     return _Reached(meets, reason, train.cards, needed, answer.parallelism, time_s=train.time_s, warnings=own)
 
 
+def hours_per_day(energy: EnergyInput) -> float:
+    """The hours a day the machines run: given, or the default."""
+    return energy.hours_per_day if energy.hours_per_day is not None else d.HOURS_PER_DAY.value
+
+
 def _duty(card: Card, energy: EnergyInput, workload: Workload, reached: _Reached) -> tuple[str, ...]:
     """The guide's warnings about the card's duty: consumer cards around the clock, no ECC on a
     long job, PCIe between cards for training."""
     out = []
-    hours = energy.hours_per_day if energy.hours_per_day is not None else d.HOURS_PER_DAY.value
+    hours = hours_per_day(energy)
     long_run = reached.time_s is not None and reached.time_s > SECONDS_PER_DAY
     if card.line == "consumer" and (hours > d.CONSUMER_MAX_HOURS_PER_DAY or long_run):
         out.append(CONSUMER_DUTY_WARNING)

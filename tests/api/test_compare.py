@@ -246,6 +246,18 @@ def test_the_html_report_escapes_every_caller_string(client):
     assert "http://" not in page and "https://" not in page  # nothing to fetch: the page works offline
 
 
+def test_the_reports_rent_line_is_paid_for_the_hours_given(client, monkeypatch):
+    from service.sizing import compare as domain
+
+    hours = []
+    original = domain.cumulative_cost
+    monkeypatch.setattr(domain, "cumulative_cost",
+                        lambda option, years, h, month: hours.append(h) or original(option, years, h, month))
+    body = {**SERVING, "energy": {"price_per_kwh": 1.2, "hours_per_day": 8}}
+    assert client.post("/compare", json=body, headers={"Accept": "text/html"}).status_code == 200
+    assert hours and set(hours) == {8}
+
+
 def test_the_html_report_speaks_chinese(client):
     page = client.post("/compare", json={**SERVING, "lang": "zh"},
                        headers={"Accept": "text/html"}).get_data(as_text=True)
