@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from service.tools import TOOL_MARK, ToolSpecError, tools_from_spec
+
 SPEC = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text())
 OPERATION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 WHEN = ("Use ", "For ")
@@ -49,6 +51,13 @@ def lint(spec) -> list[str]:
             if not param.get("required") and "default" not in schema and \
                     not param.get("description", "").startswith("Omitted"):
                 problems.append(f"{where}: optional parameter {param['name']} has no default")
+        answers = op.get("responses", {}).get("200", {}).get("content", {})
+        if op.get(TOOL_MARK) and "application/json" not in answers:
+            problems.append(f"{where}: a tool must answer application/json")
+    try:
+        tools_from_spec(spec)  # what the MCP server lists: each marked operation must make a tool
+    except ToolSpecError as exc:
+        problems.append(f"tools: {exc}")
     return problems
 
 
@@ -71,9 +80,12 @@ def _op(spec, path, method):
         (lambda s: _op(s, "/estimate", "get")["parameters"][4]["schema"].pop("default"), "no default"),
         (lambda s: _op(s, "/estimate", "get")["parameters"][2].update(description="How many."), "no default"),
         (lambda s: _op(s, "/estimate", "get")["parameters"][0]["schema"].update(type="object"), "not flat"),
+        (lambda s: _op(s, "/plots/roofline.svg", "get").update({TOOL_MARK: True}), "a tool must answer"),
+        (lambda s: _op(s, "/memory", "post").update(parameters=[{"name": "model", "in": "query", "required": True,
+                                                                  "schema": {"type": "string"}}]), "tools:"),
     ],
     ids=["bad-operation-id", "duplicate-id", "long-description", "no-when", "no-units",
-         "no-default", "undocumented-omission", "nested-parameter"],
+         "no-default", "undocumented-omission", "nested-parameter", "tool-not-json", "tool-name-clash"],
 )
 def test_the_lint_fails_when_a_rule_is_broken(break_it, finding):
     broken = copy.deepcopy(SPEC)

@@ -1,0 +1,193 @@
+"""The tools assistants see are the contract's operations marked `x-tool`: names, descriptions and
+input schemas come from openapi.yaml and nowhere else."""
+
+import copy
+import json
+
+import jsonschema
+import pytest
+
+from service.tools import (
+    ToolArgumentError,
+    ToolSpecError,
+    request_for,
+    tool_answer,
+    tools_from_spec,
+)
+from tests.contract.test_spec_lint import SPEC, operations
+
+TOOLS = {tool.name: tool for tool in tools_from_spec(SPEC)}
+MARKED = {op["operationId"]: (path, method, op) for path, method, op in operations(SPEC) if op.get("x-tool")}
+
+
+def test_every_operation_marked_for_tools_is_a_tool_with_the_operations_own_words():
+    assert TOOLS.keys() == MARKED.keys()
+    for name, (path, method, op) in MARKED.items():
+        tool = TOOLS[name]
+        assert (tool.description, tool.title) == (op["description"], op["summary"])
+        assert (tool.method, tool.path) == (method.upper(), path)
+
+
+def test_the_tools_answer_the_questions_a_buyer_asks():
+    assert {"estimate", "memory", "throughput", "scaling", "cost", "capacity", "compare", "recommend",
+            "rankCards", "normalizeFigure", "troubleshoot", "listCards", "getCard", "listModels",
+            "getModel"} <= TOOLS.keys()
+    # one tool per question: the flat GET twin of estimate, the dashboards' batch and sweep, plots
+    # and the operators' endpoints are not tools
+    assert not {"estimateGet", "estimateBatch", "estimateSweep", "plotRoofline", "healthz", "metrics"} & TOOLS.keys()
+
+
+def test_marking_a_new_operation_makes_it_a_tool_without_code():
+    spec = copy.deepcopy(SPEC)
+    spec["paths"]["/estimate/batch"]["post"]["x-tool"] = True
+    spec["paths"]["/questions/new"] = {"post": {
+        "operationId": "newQuestion", "summary": "A new question", "x-tool": True,
+        "description": "Use for a question asked tomorrow; answers memory in bytes.",
+        "parameters": [{"name": "lang", "in": "query", "schema": {"type": "string", "default": "en"}}],
+        "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/MemoryRequest"}}}},
+        "responses": {"200": {"content": {"application/json": {}}}}}}
+    tools = {tool.name: tool for tool in tools_from_spec(spec)}
+    assert tools.keys() == TOOLS.keys() | {"estimateBatch", "newQuestion"}
+    new = tools["newQuestion"]
+    assert new.description == "Use for a question asked tomorrow; answers memory in bytes."
+    assert {"lang", "model", "hardware", "workload"} <= new.input_schema["properties"].keys()
+    assert {"$ref": "#/$defs/ModelSpec"} in new.input_schema["properties"]["model"]["oneOf"]
+    assert tools["estimateBatch"].input_schema["required"] == ["items"]
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_each_input_schema_is_json_schema_that_stands_alone(name):
+    schema = TOOLS[name].input_schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    text = json.dumps(schema)
+    assert "#/components/" not in text
+    refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
+    assert refs <= schema.get("$defs", {}).keys()
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("name", sorted(name for name, tool in TOOLS.items() if "examples" in tool.input_schema))
+def test_the_contracts_examples_are_valid_tool_inputs(name):
+    schema = TOOLS[name].input_schema
+    for example in schema["examples"]:
+        jsonschema.Draft202012Validator(schema).validate(example)
+
+
+def test_an_input_the_contract_refuses_the_tool_schema_refuses_too():
+    schema = TOOLS["estimate"].input_schema
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not validator.is_valid({"model": "llama-3.1-8b"})  # hardware is required
+    assert not validator.is_valid({"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, "colour": "red"})
+    assert validator.is_valid({"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, "fields": "summary"})
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "path", "query", "body"),
+    [
+        ("estimate", {"model": "m", "hardware": {"card": "c"}, "fields": "summary,fits"},
+         "/estimate", {"fields": "summary,fits"}, {"model": "m", "hardware": {"card": "c"}}),
+        ("estimate", None, "/estimate", {}, {}),
+        ("getCard", {"card_id": "H100 SXM/80GB"}, "/cards/H100%20SXM%2F80GB", {}, None),
+        ("troubleshoot", {"q": "out of memory", "limit": 3}, "/troubleshoot", {"q": "out of memory", "limit": "3"}, None),
+        ("listCards", {"min_memory_gib": 80.0, "line": "datacenter"}, "/cards",
+         {"min_memory_gib": "80.0", "line": "datacenter"}, None),
+        ("listModels", {}, "/models", {}, None),
+    ],
+)
+def test_a_call_becomes_the_operations_request(name, arguments, path, query, body):
+    req = request_for(TOOLS[name], arguments)
+    assert (req.method, req.path, req.query, req.body) == (TOOLS[name].method, path, query, body)
+
+
+def test_a_booleans_query_value_is_written_as_json_writes_it():
+    from service.tools import _query_value
+
+    assert (_query_value(True), _query_value(False), _query_value(2)) == ("true", "false", "2")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("getCard", {}, "getCard needs 'card_id'"),
+        ("getModel", {"model_id": "x", "colour": "red"}, "does not take 'colour'; it takes model_id"),
+        ("listModels", {"q": "x"}, "it takes no arguments"),
+    ],
+)
+def test_arguments_that_fit_no_request_are_refused_with_what_the_tool_takes(name, arguments, message):
+    with pytest.raises(ToolArgumentError, match=message):
+        request_for(TOOLS[name], arguments)
+
+
+PROBLEM = {"type": "about:blank", "title": "Unprocessable Content", "status": 422, "request_id": "r1",
+           "detail": "unknown card 'x'; closest: rtx-4090", "errors": [{"field": "hardware.card", "message": "unknown card 'x'; closest: rtx-4090"}]}
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "payload", "is_error", "texts", "structured"),
+    [
+        (200, "application/json", {"summary": "Es passt.", "fits": True}, False,
+         ("Es passt.", '{"summary":"Es passt.","fits":true}'), {"summary": "Es passt.", "fits": True}),
+        (200, "application/json", {"summary": "放得下", "n": 1}, False,
+         ("放得下", '{"summary":"放得下","n":1}'), {"summary": "放得下", "n": 1}),
+        (200, "application/json", {"count": 0, "cards": []}, False, ('{"count":0,"cards":[]}',),
+         {"count": 0, "cards": []}),
+        (200, "application/json", [1, 2], False, ("[1,2]",), None),
+        (422, "application/problem+json", PROBLEM, True,
+         ("unknown card 'x'; closest: rtx-4090", json.dumps({k: PROBLEM[k] for k in ("status", "title", "detail", "errors")},
+                                                            separators=(",", ":"))),
+         {k: PROBLEM[k] for k in ("status", "title", "detail", "errors")}),
+        (502, "text/html", "<h1>Bad Gateway</h1>", True,
+         ("<h1>Bad Gateway</h1>", '{"status":502,"detail":"<h1>Bad Gateway</h1>"}'),
+         {"status": 502, "detail": "<h1>Bad Gateway</h1>"}),
+    ],
+    ids=["summary-first", "chinese-kept", "no-summary", "not-an-object", "problem", "not-json-error"],
+)
+def test_an_answer_becomes_a_tool_result_led_by_its_summary(status, content_type, payload, is_error, texts, structured):
+    raw = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    answer = tool_answer(status, content_type, raw.encode("utf-8"))
+    assert (answer.is_error, answer.texts, answer.structured) == (is_error, texts, structured)
+
+
+def test_a_problems_lead_adds_each_fields_message_the_detail_does_not_say():
+    problem = {"status": 422, "title": "Unprocessable Content", "detail": "Invalid input: fields, lang.",
+               "errors": [{"field": "fields", "message": "no field 'x'"}, {"field": "lang", "message": "en or zh"}]}
+    answer = tool_answer(422, "application/problem+json", json.dumps(problem).encode())
+    assert answer.texts[0] == "Invalid input: fields, lang.\n- fields: no field 'x'\n- lang: en or zh"
+
+
+def _mark(path, method):
+    spec = copy.deepcopy(SPEC)
+    spec["paths"][path][method]["x-tool"] = True
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "finding"),
+    [
+        (lambda: _mark("/plots/roofline.svg", "get"), None),  # no body: a tool, but the lint refuses SVG
+        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+                       parameters=[{"name": "model", "in": "query", "schema": {"type": "string"}}]),
+         "body field 'model' has the name of a parameter"),
+        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+                       requestBody={"content": {"text/csv": {"schema": {"type": "string"}}}}),
+         "must be application/json"),
+        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+                       requestBody={"content": {"application/json": {"schema": {"type": "array"}}}}),
+         "must be an object with properties"),
+        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+                       requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}),
+         "Nope"),
+    ],
+    ids=["svg-is-lint", "name-clash", "not-json", "not-object", "missing-component"],
+)
+def test_an_operation_that_cannot_be_a_tool_is_named(spec, finding):
+    if finding is None:
+        assert "plotRoofline" in {tool.name for tool in tools_from_spec(spec())}
+        return
+    with pytest.raises(ToolSpecError, match=finding):
+        tools_from_spec(spec())
+
+
+def _with(spec, path, method, **changes):
+    spec["paths"][path][method].update(changes)
+    return spec
