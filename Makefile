@@ -8,10 +8,12 @@ THREADS ?= 4
 # Two stamps: make run installs what serving needs; make test (and the tools' targets) add the
 # test extras on top.
 RUN_STAMP := $(VENV)/.installed-run
+MCP_STAMP := $(VENV)/.installed-mcp
 STAMP := $(VENV)/.installed
+MCP_PORT ?= 8001
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test check spec validate fit bench fuzz soak clean
+.PHONY: help install run mcp mcp-http test check spec validate fit bench fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,14 +26,26 @@ $(RUN_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
 
+# The MCP server's library is an extra: the REST service does not need it. Its install speaks
+# on stderr only, because make mcp's stdout is the protocol a desktop assistant reads.
+$(MCP_STAMP): $(RUN_STAMP)
+	@$(BIN)/python -m pip install --quiet -e '.[mcp]' >&2
+	@touch $(MCP_STAMP)
+
 $(STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,mcp]'
+	touch $(MCP_STAMP) $(STAMP)
 
 install: $(STAMP) ## create .venv and install the service with its test tools
 
 run: $(RUN_STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS; only what serving needs)
 	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) GUNICORN=$(BIN)/gunicorn deploy/entrypoint.sh
+
+mcp: $(MCP_STAMP) ## the MCP server on stdio for a desktop assistant (run as make -s mcp; SIZING_URL: call a running service)
+	@$(BIN)/python -m service.mcp_server
+
+mcp-http: $(MCP_STAMP) ## the MCP server over streamable HTTP on http://127.0.0.1:$(MCP_PORT)/mcp (MCP_PORT, SIZING_URL)
+	$(BIN)/python -m service.mcp_server --http --port $(MCP_PORT)
 
 test: $(STAMP) ## run the whole test suite
 	$(BIN)/python -m pytest

@@ -1,0 +1,106 @@
+"""The MCP server over the protocol, in process: the library's own client lists the tools and calls
+them, and each answer is the endpoint's answer. (tests/deploy/test_mcp.py runs it over stdio and
+HTTP as separate processes.)"""
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+
+from service.mcp_server import InProcess, Remote, backend_from_env, build_server
+from service.tools import tools_from_spec
+from tests.contract.test_spec_lint import SPEC
+from tests.deploy.server import free_port
+
+QUESTION = {"model": "Llama 3.1 70B", "hardware": {"card": "RTX 4090", "count": 2},
+            "workload": {"precision": "int4"}}
+# What the tools need that the contract gives no example for: one real call each.
+ARGUMENTS = {
+    "troubleshoot": {"q": "CUDA out of memory"},
+    "listCards": {"line": "datacenter"},
+    "getCard": {"card_id": "H100 SXM"},
+    "listModels": {},
+    "getModel": {"model_id": "Llama 3.1 70B Instruct"},
+}
+
+
+@pytest.fixture(scope="module")
+def server(app):
+    return build_server(InProcess(app))
+
+
+def session(server, calls):
+    """Runs `calls(client)` inside one MCP session with the server and returns what it returns."""
+    async def run():
+        async with Client(server) as client:
+            return await calls(client)
+    return anyio.run(run)
+
+
+def test_the_tools_listed_over_the_protocol_are_the_contracts(server):
+    listed = session(server, lambda c: c.list_tools()).tools
+    expected = tools_from_spec(SPEC)
+    assert [t.name for t in listed] == [t.name for t in expected]
+    for got, want in zip(listed, expected, strict=True):
+        assert (got.description, got.title, got.input_schema) == (want.description, want.title, want.input_schema)
+        assert got.annotations.read_only_hint is True
+
+
+def test_estimate_through_the_protocol_is_post_estimate(server, client):
+    result = session(server, lambda c: c.call_tool("estimate", QUESTION))
+    rest = client.post("/estimate", json=QUESTION).get_json()
+    assert not result.is_error
+    assert result.structured_content == rest
+    assert rest["cards_needed"] == 2 and rest["fits"] is True
+    summary, whole = (part.text for part in result.content)
+    assert summary == rest["summary"] and json.loads(whole) == rest
+
+
+def test_the_summary_comes_first_in_the_language_asked_for(server):
+    result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "lang": "zh", "fields": "summary,fits"}))
+    assert "放得下" in result.content[0].text
+    assert result.structured_content == {"summary": result.content[0].text, "fits": True}
+
+
+def test_a_bad_card_name_is_a_tool_error_naming_the_closest_cards(server):
+    result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "hardware": {"card": "RTX 4099"}}))
+    assert result.is_error
+    assert "closest: rtx-4090" in result.content[0].text
+    assert result.structured_content["status"] == 422
+    assert [e["field"] for e in result.structured_content["errors"]] == ["hardware.card"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("estimate", {"model": "llama-3.1-8b"}, "hardware"),
+        ("estimate", {**QUESTION, "colour": "red"}, "colour"),
+        ("getCard", {}, "getCard needs 'card_id'"),
+        ("listModels", {"q": "llama"}, "does not take 'q'"),
+        ("sizeEverything", {}, "unknown tool 'sizeEverything'"),
+    ],
+)
+def test_bad_calls_come_back_as_tool_errors_not_crashes(server, name, arguments, message):
+    result = session(server, lambda c: c.call_tool(name, arguments))
+    assert result.is_error and message in " ".join(part.text for part in result.content)
+
+
+@pytest.mark.parametrize("tool", tools_from_spec(SPEC), ids=lambda t: t.name)
+def test_every_tool_answers_its_example(server, tool):
+    arguments = tool.input_schema["examples"][0] if "examples" in tool.input_schema else ARGUMENTS[tool.name]
+    result = session(server, lambda c: c.call_tool(tool.name, arguments))
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content
+
+
+def test_a_service_that_does_not_answer_is_a_tool_error_naming_it():
+    down = f"http://127.0.0.1:{free_port()}"
+    result = session(build_server(Remote(down, timeout_s=2)), lambda c: c.call_tool("getCard", {"card_id": "x"}))
+    assert result.is_error and f"the sizing service at {down} did not answer" in result.content[0].text
+
+
+def test_sizing_url_chooses_a_running_service_over_the_domain_in_process():
+    assert isinstance(backend_from_env({"SIZING_URL": "http://10.0.0.1:8000/"}), Remote)
+    assert backend_from_env({"SIZING_URL": "http://10.0.0.1:8000/"}).base_url == "http://10.0.0.1:8000"
+    assert isinstance(backend_from_env({"SIZING_URL": " "}), InProcess)
