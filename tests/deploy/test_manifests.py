@@ -45,8 +45,14 @@ def test_the_kustomization_lists_every_manifest():
     assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
 
 
-def container() -> dict:
-    return MANIFESTS["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+def container(name: str = "sizing") -> dict:
+    containers = MANIFESTS["Deployment"]["spec"]["template"]["spec"]["containers"]
+    return next(c for c in containers if c["name"] == name)
+
+
+def named_ports() -> dict[str, int]:
+    containers = MANIFESTS["Deployment"]["spec"]["template"]["spec"]["containers"]
+    return {p["name"]: p["containerPort"] for c in containers for p in c["ports"]}
 
 
 def env() -> dict:
@@ -110,8 +116,7 @@ def test_service_pdb_and_hpa_point_at_the_deployment():
     assert MANIFESTS["PodDisruptionBudget"]["spec"]["maxUnavailable"] == 1
     target = MANIFESTS["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
     assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
-    named_ports = {p["name"] for p in container()["ports"]}
-    assert all(p["targetPort"] in named_ports for p in MANIFESTS["Service"]["spec"]["ports"])
+    assert {p["targetPort"] for p in MANIFESTS["Service"]["spec"]["ports"]} == named_ports().keys()
 
 
 def test_the_catalog_config_map_is_mounted_where_the_service_reads_it_and_is_valid(tmp_path):
@@ -177,6 +182,25 @@ def test_the_network_policy_lets_in_only_labelled_callers_and_lets_nothing_out()
     assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items()
     assert set(policy["policyTypes"]) == {"Ingress", "Egress"} and policy["egress"] == []
     (rule,) = policy["ingress"]
-    assert rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+    assert rule["ports"] == [{"port": name, "protocol": "TCP"} for name in named_ports()]
     assert all(peer for peer in rule["from"])  # an empty peer would admit everyone
     assert {p.get("podSelector", {}).get("matchLabels", {}).get("sizing-client") for p in rule["from"]} >= {"true"}
+
+
+def test_the_mcp_server_runs_beside_the_api_from_its_image_and_calls_it_over_loopback():
+    api, mcp = container(), container("mcp")
+    assert mcp["image"] == api["image"]
+    command = mcp["command"]
+    assert command[:3] == ["python", "-m", "service.mcp_server"] and "--http" in command
+    assert int(command[command.index("--port") + 1]) == named_ports()["mcp"]
+    assert command[command.index("--host") + 1] == "0.0.0.0"
+    url = {e["name"]: e.get("value") for e in mcp["env"]}["SIZING_URL"]
+    assert url == f"http://127.0.0.1:{named_ports()['http']}"
+    # it holds no key of its own: each caller's key goes on to the API, which judges it
+    assert not {e["name"] for e in mcp["env"]} & {"SIZING_API_KEY", "SIZING_API_KEYS"}
+    assert mcp["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "mcp"}
+    assert mcp["livenessProbe"]["tcpSocket"] == {"port": "mcp"}
+    assert {"cpu", "memory"} <= mcp["resources"]["limits"].keys()
+    assert mcp["securityContext"] == api["securityContext"]
+    pre_stop = mcp["lifecycle"]["preStop"]["exec"]["command"]
+    assert MANIFESTS["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > int(pre_stop[1])
