@@ -161,22 +161,49 @@ def request_for(tool: ToolOperation, arguments: Json | None) -> ToolRequest:
     """The HTTP request a call becomes: path parameters into the path, query parameters into the
     query, the rest into the JSON body, where the service's own validation judges them."""
     arguments = dict(arguments or {})
+    _carried_by_json(arguments)
     path = tool.path
     for name in tool.path_params:
         if name not in arguments:
             raise ToolArgumentError(f"{tool.name} needs {name!r}")
-        path = path.replace("{" + name + "}", quote(str(arguments.pop(name)), safe=""))
-    query = {name: _query_value(arguments.pop(name)) for name in tool.query_params if name in arguments}
+        path = path.replace("{" + name + "}", quote(_path_value(name, arguments.pop(name)), safe=""))
+    query = {name: _query_value(name, arguments.pop(name)) for name in tool.query_params if name in arguments}
     if not tool.has_body and arguments:
         takes = ", ".join(tool.path_params + tool.query_params) or "no arguments"
         raise ToolArgumentError(f"{tool.name} does not take {', '.join(map(repr, arguments))}; it takes {takes}")
     return ToolRequest(method=tool.method, path=path, query=query, body=arguments if tool.has_body else None)
 
 
-def _query_value(value: Any) -> str:
+def _carried_by_json(arguments: Json) -> None:
+    """Arguments the service's strict JSON could not read are refused here, by name of the
+    reason, rather than failing inside the call."""
+    try:
+        json.dumps(arguments, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except ValueError as exc:  # UnicodeEncodeError is a ValueError too
+        reason = ("text that is not valid Unicode (a lone surrogate)" if isinstance(exc, UnicodeError)
+                  else "a number JSON cannot carry (infinite or NaN)")
+        raise ToolArgumentError(f"the arguments hold {reason}") from None
+
+
+def _query_value(name: str, value: Any) -> str:
+    """One value in the query string: a string, number or boolean as the service reads it. Null,
+    lists and objects are refused by name, since str() would turn them into other text."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, str | int | float):
+        return str(value)
+    kind = "null" if value is None else "an array" if isinstance(value, list) else "an object"
+    raise ToolArgumentError(f"{name} takes one string, number or boolean, not {kind}"
+                            + (" (a list of fields is one string, comma-separated)" if name == "fields" else ""))
+
+
+def _path_value(name: str, value: Any) -> str:
+    """A path segment: a non-empty value that is not a dot segment, which a URL would resolve away
+    (`/cards/.` is the catalog, not a card)."""
+    text = _query_value(name, value)
+    if text.strip() in ("", ".", ".."):
+        raise ToolArgumentError(f"{name} must name something, not {text!r}")
+    return text
 
 
 def tool_answer(status: int, content_type: str, payload: bytes) -> ToolAnswer:

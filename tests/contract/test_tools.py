@@ -100,9 +100,8 @@ def test_a_call_becomes_the_operations_request(name, arguments, path, query, bod
 
 
 def test_a_booleans_query_value_is_written_as_json_writes_it():
-    from service.tools import _query_value
-
-    assert (_query_value(True), _query_value(False), _query_value(2)) == ("true", "false", "2")
+    req = request_for(TOOLS["troubleshoot"], {"q": "oom", "limit": 2, "line": True})
+    assert req.query == {"q": "oom", "limit": "2", "line": "true"}
 
 
 @pytest.mark.parametrize(
@@ -111,6 +110,18 @@ def test_a_booleans_query_value_is_written_as_json_writes_it():
         ("getCard", {}, "getCard needs 'card_id'"),
         ("getModel", {"model_id": "x", "colour": "red"}, "does not take 'colour'; it takes model_id"),
         ("listModels", {"q": "x"}, "it takes no arguments"),
+        # what str() would silently turn into other text, or a URL would resolve away
+        ("troubleshoot", {"q": None}, "q takes one string, number or boolean, not null"),
+        ("troubleshoot", {"q": ["oom", "xid"]}, "not an array"),
+        ("listCards", {"line": {"is": "datacenter"}}, "not an object"),
+        ("estimate", {"fields": ["summary", "fits"]}, "a list of fields is one string, comma-separated"),
+        ("getCard", {"card_id": ""}, "card_id must name something, not ''"),
+        ("getCard", {"card_id": "."}, "not '.'"),
+        ("getModel", {"model_id": " .. "}, "not ' .. '"),
+        # what the service's strict JSON could not read
+        ("estimate", {"model": "x", "hardware": {"count": float("inf")}}, "a number JSON cannot carry"),
+        ("estimate", {"model": "x", "workload": {"context_tokens": float("nan")}}, "a number JSON cannot carry"),
+        ("troubleshoot", {"q": "\ud800"}, "not valid Unicode"),
     ],
 )
 def test_arguments_that_fit_no_request_are_refused_with_what_the_tool_takes(name, arguments, message):
