@@ -33,7 +33,7 @@ $(MCP_STAMP): $(RUN_STAMP)
 	@touch $(MCP_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(MCP_STAMP) $(STAMP)
 
 install: $(STAMP) ## create .venv and install the service with its test tools

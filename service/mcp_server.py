@@ -8,11 +8,13 @@
 Every tool call becomes the operation's HTTP request, answered by the service's own app: in
 process through Flask's test client, or by the service at SIZING_URL. Validation, limits, keys,
 metrics and the answer cache are the service's, so a tool answers exactly what the endpoint
-does. Over HTTP the caller's Authorization, X-API-Key and Accept-Language headers go on to the
-service, which judges the key; SIZING_API_KEY is the key sent when the caller gives none.
+does. Over HTTP the caller's Authorization, X-API-Key, Accept-Language and X-Request-ID
+headers go on to the service, which judges the key. SIZING_API_KEY is the key a stdio server
+sends; over HTTP it is ignored, so that no caller spends a key that is not theirs.
 """
 
 import argparse
+import http.cookiejar
 import logging
 import os
 import sys
@@ -26,6 +28,7 @@ import uvicorn
 import yaml
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -33,8 +36,12 @@ from starlette.routing import Route
 from .tools import ToolArgumentError, ToolOperation, ToolRequest, request_for, tool_answer, tools_from_spec
 
 Json = dict[str, Any]
-# The headers of an MCP request over HTTP that the service reads: the caller's key and language.
-FORWARDED = ("Authorization", "X-API-Key", "Accept-Language")
+# The headers of an MCP request over HTTP that the service reads: the caller's key, language and
+# request id (so the service's logs and problems name the caller's id).
+FORWARDED = ("Authorization", "X-API-Key", "Accept-Language", "X-Request-ID")
+# A readiness probe waits 2 s (deploy/k8s); a hung service must not hold its thread longer.
+READY_TIMEOUT_S = 1.5
+INTERNAL_ERROR = -32603
 # Every operation of this service is a computation over its inputs and read-only catalogs.
 ANNOTATIONS = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 # A reply from the service: status, content type, body.
@@ -59,28 +66,34 @@ class InProcess:
 
         return yaml.safe_load(spec_text())
 
-    def send(self, req: ToolRequest, headers: dict[str, str]) -> Reply:
+    def send(self, req: ToolRequest, headers: dict[str, str], timeout_s: float | None = None) -> Reply:
         reply = self.client.open(req.path, method=req.method, query_string=req.query, json=req.body,
                                  headers={"Accept": "application/json", **headers})
         return reply.status_code, reply.content_type or "", reply.get_data()
 
 
 class Remote:
-    """Calls a running service; the contract is the one it serves, so the tools are its tools."""
+    """Calls a running service; the contract is the one it serves, so the tools are its tools.
+    The session carries callers' keys, so it follows no redirect (a key could go to another
+    host), takes nothing from the environment (.netrc, proxies) and keeps no cookie between
+    callers."""
 
     def __init__(self, base_url: str, *, timeout_s: float = 60.0) -> None:
         self.base_url, self.timeout_s = base_url.rstrip("/"), timeout_s
         self.session = requests.Session()
+        self.session.trust_env = False
+        self.session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
         self.where = self.base_url
 
     def contract(self) -> Json:
-        reply = self.session.get(self.base_url + "/openapi.yaml", timeout=self.timeout_s)
+        reply = self.session.get(self.base_url + "/openapi.yaml", timeout=self.timeout_s, allow_redirects=False)
         reply.raise_for_status()
         return yaml.safe_load(reply.text)
 
-    def send(self, req: ToolRequest, headers: dict[str, str]) -> Reply:
+    def send(self, req: ToolRequest, headers: dict[str, str], timeout_s: float | None = None) -> Reply:
         reply = self.session.request(req.method, self.base_url + req.path, params=req.query, json=req.body,
-                                     headers={"Accept": "application/json", **headers}, timeout=self.timeout_s)
+                                     headers={"Accept": "application/json", **headers},
+                                     timeout=timeout_s or self.timeout_s, allow_redirects=False)
         return reply.status_code, reply.headers.get("Content-Type", ""), reply.content
 
 
@@ -102,12 +115,19 @@ class Tools:
 
 
 def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> Server:
+    # api_key: what calls send when the caller brings no key of its own (stdio only: main() never
+    # gives one to the HTTP server, where callers are other people)
     """The MCP server: tools/list from the contract, tools/call through the backend."""
     tools = Tools(backend)
     default_headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        found = await anyio.to_thread.run_sync(tools.get)
+        try:
+            found = await anyio.to_thread.run_sync(tools.get)
+        except Exception as exc:  # the contract could not be read: say so, not "internal error"
+            log.warning("the contract from %s could not be read: %r", backend.where, exc)
+            raise MCPError(INTERNAL_ERROR, f"the tools could not be read from the sizing service at "
+                                           f"{backend.where} ({type(exc).__name__})") from None
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema,
                        annotations=ANNOTATIONS)
@@ -128,6 +148,9 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
         except requests.RequestException as exc:
             log.warning("the sizing service at %s did not answer: %s", backend.where, exc)
             return _error(f"the sizing service at {backend.where} did not answer ({type(exc).__name__})")
+        except Exception as exc:  # never a crash of the server, nor a protocol error, for one call
+            log.exception("tool %s failed", params.name)
+            return _error(f"the call failed inside the MCP server ({type(exc).__name__}); its log has the cause")
         answer = tool_answer(status, content_type, payload)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text) for text in answer.texts],
@@ -185,7 +208,8 @@ def http_app(server: Server, backend: InProcess | Remote, *, host: str) -> Any:
 
 def _service_ready(backend: InProcess | Remote) -> bool:
     try:
-        status, _, _ = backend.send(ToolRequest(method="GET", path="/readyz", query={}, body=None), {})
+        status, _, _ = backend.send(ToolRequest(method="GET", path="/readyz", query={}, body=None), {},
+                                    READY_TIMEOUT_S)
     except requests.RequestException:
         return False
     return status == 200
@@ -194,16 +218,19 @@ def _service_ready(backend: InProcess | Remote) -> bool:
 def main(argv: list[str] | None = None, *, serve: Callable[..., Any] = uvicorn.run) -> None:
     parser = argparse.ArgumentParser(prog="python -m service.mcp_server", description=__doc__.split("\n")[0])
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
-    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("MCP_PORT", "8001")))
+    parser.add_argument("--host", default="127.0.0.1", help="the HTTP bind (0.0.0.0 in a container)")
+    parser.add_argument("--port", type=int, default=8001, help="the HTTP port")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol's
     backend = backend_from_env()
-    server = build_server(backend, api_key=os.environ.get("SIZING_API_KEY") or None)
+    api_key = os.environ.get("SIZING_API_KEY") or None
     if args.http:
+        if api_key:
+            log.warning("SIZING_API_KEY is ignored over HTTP: each caller sends its own key")
+        server = build_server(backend)
         serve(http_app(server, backend, host=args.host), host=args.host, port=args.port, log_level="warning")
         return
-    anyio.run(_stdio, server)
+    anyio.run(_stdio, build_server(backend, api_key=api_key))
 
 
 async def _stdio(server: Server) -> None:

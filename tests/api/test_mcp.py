@@ -7,7 +7,9 @@ import json
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
+from service.app import create_app
 from service.mcp_server import InProcess, Remote, backend_from_env, build_server
 from service.tools import tools_from_spec
 from tests.contract.test_spec_lint import SPEC
@@ -104,3 +106,47 @@ def test_sizing_url_chooses_a_running_service_over_the_domain_in_process():
     assert isinstance(backend_from_env({"SIZING_URL": "http://10.0.0.1:8000/"}), Remote)
     assert backend_from_env({"SIZING_URL": "http://10.0.0.1:8000/"}).base_url == "http://10.0.0.1:8000"
     assert isinstance(backend_from_env({"SIZING_URL": " "}), InProcess)
+
+
+class Failing:
+    """A backend whose contract is the real one and whose every call fails unexpectedly."""
+
+    where = "nowhere"
+
+    def contract(self):
+        return SPEC
+
+    def send(self, req, headers, timeout_s=None):
+        raise RuntimeError("boom")
+
+
+def test_an_unexpected_failure_in_a_call_is_a_tool_error_and_the_server_goes_on(caplog):
+    async def calls(client):
+        failed = await client.call_tool("getCard", {"card_id": "h100-sxm"})
+        return failed, await client.list_tools()
+    failed, listed = session(build_server(Failing()), calls)
+    assert failed.is_error and "failed inside the MCP server (RuntimeError)" in failed.content[0].text
+    assert "boom" not in failed.content[0].text and "boom" in caplog.text
+    assert len(listed.tools) == len(tools_from_spec(SPEC))
+
+
+def test_tools_that_cannot_be_read_are_a_protocol_error_naming_the_service():
+    down = f"http://127.0.0.1:{free_port()}"
+
+
+    async def list_tools(client):
+        try:
+            await client.list_tools()
+        except MCPError as exc:  # the server's JSON-RPC error, as the client raises it
+            return exc
+    error = session(build_server(Remote(down, timeout_s=2)), list_tools)
+    assert isinstance(error, MCPError) and error.code == -32603
+    assert f"the tools could not be read from the sizing service at {down} (ConnectionError)" == error.message
+
+
+def test_a_stdio_servers_key_is_sent_when_the_caller_brings_none():
+    keyed = create_app({"TESTING": True, "API_KEYS": ("k1",)})
+    with_key = session(build_server(InProcess(keyed), api_key="k1"), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
+    without = session(build_server(InProcess(keyed)), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
+    assert not with_key.is_error and with_key.structured_content["id"] == "h100-sxm"
+    assert without.is_error and without.structured_content["status"] == 401

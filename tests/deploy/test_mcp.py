@@ -72,25 +72,32 @@ def test_over_stdio_as_the_readmes_configuration_starts_it(expected):
     check(ask(params), expected)
 
 
+def wait_for(url, statuses=(200,)):
+    """The first answer of `url` with one of `statuses`, or the last answer (None if nothing ever
+    answered) after 30 s."""
+    reply, deadline = None, time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            reply = requests.get(url, timeout=2)
+            if reply.status_code in statuses:
+                break
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    return reply
+
+
 @contextmanager
 def mcp_http(tmp_path, **env):
     port = srv.free_port()
-    environment = {**os.environ, **env}
     log = tmp_path / f"mcp-{port}.log"
     with log.open("wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "service.mcp_server", "--http", "--port", str(port)],
-                                cwd=srv.ROOT, env=environment, stderr=err)
+                                cwd=srv.ROOT, env={**os.environ, **env}, stderr=err)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError(f"the MCP server did not start: {log.read_text()[-2000:]}")
+        reply = wait_for(f"{base}/healthz", statuses=(200, 503))
+        assert reply is not None, f"the MCP server did not start: {log.read_text()[-2000:]}"
         yield base
     finally:
         proc.terminate()
@@ -110,7 +117,8 @@ def api(tmp_path_factory):
 
 def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_path):
     over_the_wire = requests.post(f"{api.base}/estimate", json=QUESTION, headers={"X-API-Key": "k2"}, timeout=30)
-    with mcp_http(tmp_path, SIZING_URL=api.base) as base:
+    # a key in the MCP server's environment is not lent to callers over HTTP
+    with mcp_http(tmp_path, SIZING_URL=api.base, SIZING_API_KEY="k1") as base:
         check(ask(f"{base}/mcp", Authorization="Bearer k1"), over_the_wire.json())
         # the contract is public, so the tools list; a call without a key is the API's 401
         names, good, _ = ask(f"{base}/mcp")
@@ -124,22 +132,11 @@ def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_pat
     assert len(callers - {None}) == 2
 
 
-def test_the_http_endpoint_reports_the_service_behind_it():
+def test_the_http_endpoint_reports_the_service_behind_it(tmp_path):
     down = f"http://127.0.0.1:{srv.free_port()}"
-    port = srv.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "service.mcp_server", "--http", "--port", str(port)],
-                            cwd=srv.ROOT, env={**os.environ, "SIZING_URL": down}, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            try:
-                reply = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
+    with mcp_http(tmp_path, SIZING_URL=down) as base:
+        reply = wait_for(f"{base}/healthz", statuses=(503,))
         assert reply.status_code == 503 and reply.json() == {"status": "service not ready"}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_main_serves_http_on_the_host_and_port_given(monkeypatch):
