@@ -104,14 +104,14 @@ class Tools:
     def __init__(self, backend: InProcess | Remote) -> None:
         self.backend = backend
         self._tools: dict[str, ToolOperation] | None = None
-        self._info: Json = {}
 
-    def get(self) -> dict[str, ToolOperation]:
-        if self._tools is None:
-            spec = self.backend.contract()
-            self._info = spec.get("info", {})
-            self._tools = {tool.name: tool for tool in tools_from_spec(spec)}
+    async def get(self) -> dict[str, ToolOperation]:
+        if self._tools is None:  # read off the event loop: a remote contract is a request
+            self._tools = await anyio.to_thread.run_sync(self._read)
         return self._tools
+
+    def _read(self) -> dict[str, ToolOperation]:
+        return {tool.name: tool for tool in tools_from_spec(self.backend.contract())}
 
 
 def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> Server:
@@ -123,7 +123,7 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         try:
-            found = await anyio.to_thread.run_sync(tools.get)
+            found = await tools.get()
         except Exception as exc:  # the contract could not be read: say so, not "internal error"
             log.warning("the contract from %s could not be read: %r", backend.where, exc)
             raise MCPError(INTERNAL_ERROR, f"the tools could not be read from the sizing service at "
@@ -138,7 +138,7 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
         caller_key = "Authorization" in forwarded or "X-API-Key" in forwarded
         headers = {**({} if caller_key else default_headers), **forwarded}
         try:
-            tool = (await anyio.to_thread.run_sync(tools.get)).get(params.name)
+            tool = (await tools.get()).get(params.name)
             if tool is None:
                 return _error(f"unknown tool {params.name!r}; tools/list names them")
             req = request_for(tool, params.arguments)
