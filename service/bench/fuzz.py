@@ -9,13 +9,12 @@ so that a batch meeting another is answered rather than refused with 503.
 """
 
 import argparse
-import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from .run import free_port, start_server
+from .run import free_port, start_server, stop_server
 
 CONFIG = """[checks.negative_data_rejection]
 expected-statuses = [400, 401, 403, 404, 405, 406, 409, 413, 414, 415, 422, 428, 429]
@@ -42,8 +41,7 @@ def main(argv=None) -> int:
         print(" ".join(command), flush=True)
         return subprocess.run(command).returncode
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop_server(proc)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ docs/performance.md with the machine's cores and the commands to reproduce.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -38,23 +39,37 @@ def free_port() -> int:
 
 
 def start_server(port: int, workers: int, threads: int, log: Path, **env) -> subprocess.Popen:
+    """gunicorn as deploy/entrypoint.sh starts it, in a session of its own, ready within 60 s (a
+    busy machine); stopped again, whole, if it is not."""
     environment = {**os.environ, "PORT": str(port), "WORKERS": str(workers), "THREADS": str(threads),
                    "SIZING_BENCH": "1", "LOG_LEVEL": "warning",
                    "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="sizing-metrics-"),
                    "GUNICORN": str(Path(sys.executable).with_name("gunicorn")), **env}
     with log.open("wb") as out:
         proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
-                                stdout=out, stderr=subprocess.STDOUT)
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if requests.get(f"{base}/readyz", timeout=1).status_code == 200:
+            if requests.get(f"{base}/readyz", timeout=max(0.1, min(5.0, deadline - time.monotonic()))).ok:
                 return proc
-        except requests.ConnectionError:
-            time.sleep(0.1)
-    proc.kill()
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    stop_server(proc)
     raise RuntimeError(log.read_text()[-2000:])
+
+
+def stop_server(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
+    """SIGTERM to the master, then SIGKILL to its whole session if it outstays `grace_s`."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # a worker the master left behind
+    proc.wait(timeout=10)
 
 
 def children(pid: int) -> list[int]:
@@ -249,14 +264,12 @@ def main(argv=None) -> int:
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
         # the in-process figures after the server's load: the two never share the cores
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop_server(proc)
         results["in_process"] = {**inprocess.single_requests(),
                                  **inprocess.batch_vs_peer(os.environ.get("LLM_ANALYSIS_PYTHON"))}
     finally:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=30)
+            stop_server(proc)
     results.update(cold_start_s=cold_start_s(), cores=os.cpu_count(), cpu=_cpu(),
                    generator="wrk" if shutil.which("wrk") else "python threads",
                    date=time.strftime("%Y-%m-%d"))

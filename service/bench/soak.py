@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .run import children, free_port, load, rss_mib, start_server
+from .run import children, free_port, load, rss_mib, start_server, stop_server
 
 MAX_MEMORY_DRIFT = 0.10
 
@@ -49,8 +49,7 @@ def main(argv=None) -> int:
             lines.append(line)
             print(line, flush=True)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop_server(proc)
     code, summary = verdict(rows, victim, args.threads)
     write_section(args.out, args, lines, summary)
     return code

@@ -2,7 +2,6 @@
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+
+from tests import processes
 
 ROOT = Path(__file__).parents[2]
 
@@ -51,17 +52,17 @@ class Server:
         return lines
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        """SIGTERM (gunicorn's graceful stop), then SIGKILL to whatever of it is left."""
+        processes.stop(self.proc)
+
+
+# How long a start may take on a busy two-core machine before the test fails.
+READY_S = 60.0
 
 
 def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None) -> Server:
-    """A started server; an `env` value of None leaves that variable unset."""
+    """A started server; an `env` value of None leaves that variable unset. A server that does
+    not become ready is stopped before the error is raised."""
     port = free_port()
     environment = {
         **os.environ, "PORT": str(port), "WORKERS": str(workers), "THREADS": str(threads),
@@ -69,24 +70,34 @@ def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None)
         "GUNICORN": str(Path(sys.executable).with_name("gunicorn")), **env,
     }
     environment = {name: value for name, value in environment.items() if value is not None}
+    tmp_path.mkdir(parents=True, exist_ok=True)
     log_path = tmp_path / "server.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = processes.spawn([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
+                               stdout=log, stderr=subprocess.STDOUT)
     server = Server(proc, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + 30
+    try:
+        _wait_ready(server, workers, time.monotonic() + READY_S)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _wait_ready(server: Server, workers: int, deadline: float) -> None:
+    """Until `deadline`: /readyz answers 200 and the master has all its workers. Any request
+    error while it starts (refused, reset, slow) is one more poll, not a failure."""
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"gunicorn did not start: {server.log_path.read_text()[-3000:]}")
         try:
-            if requests.get(f"{server.base}/readyz", timeout=1).status_code == 200 and \
-                    len(server.children()) == workers:
-                return server
-        except requests.ConnectionError:
+            ready = requests.get(f"{server.base}/readyz", timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            if ready.status_code == 200 and len(server.children()) == workers:
+                return
+        except requests.RequestException:
             pass
         time.sleep(0.1)
-    server.stop()
-    raise RuntimeError(f"gunicorn did not start: {log_path.read_text()[-3000:]}")
+    raise RuntimeError(f"gunicorn was not ready within {READY_S:.0f} s: {server.log_path.read_text()[-3000:]}")
 
 
 @contextmanager
