@@ -2,6 +2,7 @@
 answers they make: electricity per day and year for one installation and a fleet, and the cost
 of owning the cards with their installation."""
 
+import math
 from dataclasses import dataclass, field
 
 from . import defaults as d
@@ -36,9 +37,11 @@ def installation_overhead(cards_cost: float, fraction: float) -> float:
 
 def cost_per_million_tokens(cost_per_year: float, tokens_per_s: float, hours_per_day: float,
                             utilization: float) -> float | None:
-    """A year's cost over the tokens a year produces at that rate, per million tokens."""
+    """A year's cost over the tokens a year produces at that rate, per million tokens; None when
+    the machines produce less than one token a year (a few seconds' use a year, or none), where
+    a price per token means nothing (and overflows a float)."""
     tokens = tokens_per_s * SECONDS_PER_HOUR * hours_per_day * DAYS_PER_YEAR * utilization
-    return None if tokens <= 0 else cost_per_year / tokens * 1e6
+    return None if tokens < 1 else cost_per_year / tokens * 1e6
 
 
 def cost_per_run(cost_per_year: float, run_s: float) -> float:
@@ -56,9 +59,11 @@ def rent_per_year(cards: int, per_card_hour: float, hours_per_day: float) -> flo
 
 def break_even_months(capital: float, rent_yearly: float, operating_yearly: float) -> float | None:
     """The month where cumulative rent reaches cumulative ownership (capital on day one, then
-    operating cost each month); None when renting never costs more than running one's own."""
+    operating cost each month); None when renting never costs more than running one's own, or
+    saves so little a month that no count of months reaches the capital."""
     saved_per_month = (rent_yearly - operating_yearly) / MONTHS_PER_YEAR
-    return capital / saved_per_month if saved_per_month > 0 else None
+    months = capital / saved_per_month if saved_per_month > 0 else math.inf
+    return months if math.isfinite(months) else None
 
 
 def rent_cheaper_below(capital: float, rent_yearly: float, operating_yearly: float, years: float) -> float:

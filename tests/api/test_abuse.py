@@ -4,6 +4,7 @@ an operator's catalog file that could break serving, and who asked."""
 
 import csv
 import io
+import json
 import logging
 import random
 import string
@@ -238,3 +239,25 @@ def test_the_access_log_names_the_key_by_its_id_never_the_key(caplog):
     assert ok.key_id == key_id("s3cret-key-one") and ok.key_id.startswith("key-") and len(ok.key_id) == 12
     assert refused.status == 401 and refused.key_id is None
     assert all("s3cret" not in str(vars(r)) for r in caplog.records)
+
+
+# --- 7. numbers JSON cannot carry ----------------------------------------------------------------
+
+TINY = (5e-324, 1e-310, 1e-300)
+
+
+@pytest.mark.parametrize("energy", [{"hours_per_day": t} for t in TINY] + [{"utilization": t} for t in TINY])
+@pytest.mark.parametrize(("path", "body"), [
+    ("/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm"}, "card_price": 1e12}),
+    ("/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm", "count": 8}, "card_price": 1e12,
+                   "workload": {"mode": "pretrain", "train_tokens": 1e9}}),
+    ("/cost", {"hardware": {"card": "h100-sxm", "count": 8}, "card_price": 1e12}),
+    ("/compare", {"model": "llama-3.1-8b", "target": {"concurrent_users": 5}, "options": [{"card": "h100-sxm"}],
+                  "prices": {"h100-sxm": 1e12}, "rent_per_card_hour": {"h100-sxm": 1e-300}}),
+])
+def test_a_machine_on_for_no_time_at_all_is_answered_with_finite_numbers(client, path, body, energy):
+    """hours_per_day 1e-310 made a cost per million tokens of infinity, which JSON cannot carry:
+    a 500 (a fuzzer found it). Less than one token a year has no price per token."""
+    response = client.post(path, json={**body, "energy": energy})
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]
+    json.loads(response.get_data(as_text=True), parse_constant=lambda c: pytest.fail(f"{c} in the answer"))
