@@ -1,29 +1,46 @@
 """Limits that keep one costly request, or one greedy client, from hurting everyone else.
 
-Every request has a cost in units, one unit being a plain estimate (a model of up to 64
-layers). A model with more layers weighs layers / 64 units. A batch costs the sum of its items,
-a sweep or a capacity question one per card, and a comparison two per option. A plot costs
-PLOT_COST units, and nothing when it is served from the cache.
+Every request has a cost in units, one unit being a plain estimate: a model of up to 64 layers,
+about UNIT_CPU_MS (2 ms) of a worker thread's CPU. A request is weighed twice:
 
-SIZING_MAX_REQUEST_COST   the most units one request may cost (default 2,000: a 1000-item batch
-                          of 400B-class models). A request above it is refused with 413, and
-                          the problem names the limit.
+- before it runs, by what it asks: a model with more layers weighs layers / 64 units (for
+  /estimate, /memory, /throughput and /scaling alike), a batch the sum of its items, a sweep or
+  a capacity question one per card, a comparison two per option, a ranking or recommendation
+  three times the model's weight, and a plot PLOT_COST units (nothing when it is cached). This
+  decides the 413 before any work is done, and is paid into the client's bucket;
+- after it ran, by the CPU time its worker thread spent on it, in units of UNIT_CPU_MS: where
+  that is more than was paid (an unknown name's closest-match search, a huge custom model, a
+  body of many unknown fields), the bucket pays the difference. What a request did, not what it
+  said, decides what it costs.
+
+SIZING_MAX_REQUEST_COST   the most units one request may ask for (default 2,000: a 1000-item
+                          batch of 400B-class models). A request above it is refused with 413,
+                          and the problem names the limit.
 SIZING_RATE_LIMIT         units per second each client earns, in each worker (unset or 0: off).
                           A client is its API key, or its address when no keys are configured.
                           An empty bucket answers 429 with Retry-After.
 SIZING_RATE_BURST         the most units a client may hold (default: the per-request limit, so
                           that one largest request fits).
+SIZING_UNIT_CPU_MS        the CPU time of one unit (default 2 ms: a plain estimate takes about
+                          1.5 ms of CPU on the machines the benchmarks run on).
 SIZING_HEAVY_CONCURRENCY  batch-like and plot requests one worker runs at once, for each of the
-                          two kinds (default 1). Above it the answer is 503 with Retry-After
-                          1, at once: a waiting request would hold one of the worker's threads
-                          that light requests need.
+                          two kinds (default 1).
+SIZING_HEAVY_WAIT_S       how long a heavy request waits for a slot before a 503 with
+                          Retry-After (default 2 s).
+SIZING_HEAVY_QUEUE        how many heavy requests may wait for a slot in one worker (default
+                          THREADS - SIZING_HEAVY_CONCURRENCY - 1, at least 0: a waiting request
+                          holds one of the worker's threads, and one thread always stays free for
+                          light requests). A client waits with at most one request per worker,
+                          and a freed slot goes to the waiting client served least recently, so
+                          that one client's many threads cannot keep another's batch waiting.
 
 The buckets live in each worker's memory. A client whose requests spread over W workers and R
 replicas may spend up to W x R times the rate; set the rate to the per-client rate wanted
 divided by W x R. Exact limits across replicas need a shared store (Redis), which this service
 does not require. The bucket is off by default: without keys every caller behind one NAT or
 ingress shares an address, so a per-address bucket would throttle them all as one. The
-Kubernetes manifests, which require keys, turn it on.
+Kubernetes manifests, which require keys, turn it on. What requests cost is counted in /metrics
+whether or not the bucket is on (sizing_request_units_total, sizing_request_cpu_seconds_total).
 """
 
 import math
@@ -31,16 +48,22 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import wraps
 
 import cachetools
-from flask import Flask, current_app, g, request
+from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, ServiceUnavailable, TooManyRequests
+
+from .metrics import count_cost
 
 UNIT_LAYERS = 64  # a plain estimate's model: up to this many layers costs one unit
 PLOT_COST = 100   # a plot takes 0.3-1 s against 1-2 ms for an estimate
 DEFAULT_MAX_REQUEST_COST = 2000
+DEFAULT_UNIT_CPU_MS = 2.0
 DEFAULT_HEAVY_CONCURRENCY = 1
+DEFAULT_HEAVY_WAIT_S = 2.0
+DEFAULT_THREADS = 4  # gunicorn's THREADS default (deploy/gunicorn.conf.py)
 MAX_CLIENTS = 10_000  # buckets kept per worker; the least recently seen client is forgotten first
 HEAVY_KINDS = ("batch", "plot")
 _KEY = "sizing.limits"
@@ -59,13 +82,24 @@ def _number(name: str, default: float | None, integer: bool = False) -> float | 
     return number
 
 
+def _default_queue(slots: float | None) -> int:
+    """Waiting heavy requests a worker allows: its threads less the running ones, less one
+    thread kept for light requests."""
+    threads = _number("THREADS", DEFAULT_THREADS, integer=True) or 1
+    return max(0, int(threads) - int(slots or 0) - 1)
+
+
 def settings_from_env() -> dict:
     """The limits, read from the environment (create_app's config overrides them)."""
+    slots = _number("SIZING_HEAVY_CONCURRENCY", DEFAULT_HEAVY_CONCURRENCY, integer=True)
     return {
         "MAX_REQUEST_COST": _number("SIZING_MAX_REQUEST_COST", DEFAULT_MAX_REQUEST_COST),
         "RATE_LIMIT": _number("SIZING_RATE_LIMIT", 0.0),
         "RATE_BURST": _number("SIZING_RATE_BURST", None),
-        "HEAVY_CONCURRENCY": _number("SIZING_HEAVY_CONCURRENCY", DEFAULT_HEAVY_CONCURRENCY, integer=True),
+        "UNIT_CPU_MS": _number("SIZING_UNIT_CPU_MS", DEFAULT_UNIT_CPU_MS),
+        "HEAVY_CONCURRENCY": slots,
+        "HEAVY_WAIT_S": _number("SIZING_HEAVY_WAIT_S", DEFAULT_HEAVY_WAIT_S),
+        "HEAVY_QUEUE": _number("SIZING_HEAVY_QUEUE", _default_queue(slots), integer=True),
     }
 
 
@@ -101,7 +135,7 @@ def raw_model_weight(raw) -> float:
 class TokenBuckets:
     """A bucket of units per client: `rate` units a second up to `burst`. A request is admitted
     while the bucket is above zero and then pays its whole cost, which may leave it in debt:
-    the cost is known only once the body is read."""
+    the cost is known only once the body is read, and in full only once the answer is made."""
 
     def __init__(self, rate: float, burst: float) -> None:
         self.rate, self.burst = rate, burst
@@ -124,16 +158,73 @@ class TokenBuckets:
             self._buckets[client] = (self._level(client, now) - units, now)
 
 
+@dataclass(eq=False)
+class _Waiter:
+    client: str
+    order: int
+    granted: threading.Event = field(default_factory=threading.Event)
+
+
+class FairSlots:
+    """`count` slots for heavy requests in one worker. A request that finds none free waits up
+    to `wait_s` in a queue of at most `queue` places, one per client; a freed slot goes to the
+    waiting client that was served least recently (then the first come). Beyond that, or after
+    the wait, the request is refused."""
+
+    def __init__(self, count: int, queue: int, wait_s: float) -> None:
+        self.count, self.queue, self.wait_s = count, queue, wait_s
+        self._free = count
+        self._waiting: list[_Waiter] = []
+        self._served: cachetools.LRUCache = cachetools.LRUCache(maxsize=MAX_CLIENTS)  # client -> turn
+        self._turns = 0
+        self._lock = threading.Lock()
+
+    def _grant(self, client: str) -> None:
+        self._turns += 1
+        self._served[client] = self._turns
+
+    def acquire(self, client: str) -> bool:
+        """True once the caller holds a slot (release it), False when refused."""
+        with self._lock:
+            if self._free > 0:
+                self._free -= 1
+                self._grant(client)
+                return True
+            if self.wait_s <= 0 or len(self._waiting) >= self.queue or \
+                    any(w.client == client for w in self._waiting):
+                return False
+            waiter = _Waiter(client, self._turns)
+            self._waiting.append(waiter)
+        waiter.granted.wait(self.wait_s)
+        with self._lock:
+            if waiter.granted.is_set():  # granted, perhaps just as the wait ran out
+                return True
+            self._waiting.remove(waiter)
+            return False
+
+    def release(self) -> None:
+        with self._lock:
+            if not self._waiting:
+                self._free += 1
+                return
+            waiter = min(self._waiting, key=lambda w: (self._served.get(w.client, 0), w.order))
+            self._waiting.remove(waiter)
+            self._grant(waiter.client)
+            waiter.granted.set()  # the slot passes straight to it: never free in between
+
+
 class Limits:
     """One worker's limits: the request budget, the buckets and the heavy requests' slots."""
 
     def __init__(self, config) -> None:
         self.max_cost = float(config["MAX_REQUEST_COST"])
+        self.unit_cpu_s = float(config["UNIT_CPU_MS"]) / 1e3
         rate = float(config["RATE_LIMIT"] or 0)
         burst = config["RATE_BURST"]
         self.buckets = TokenBuckets(rate, float(burst) if burst else max(self.max_cost, 1.0)) if rate > 0 else None
         slots = int(config["HEAVY_CONCURRENCY"])
-        self.slots = {kind: threading.BoundedSemaphore(slots) if slots > 0 else None for kind in HEAVY_KINDS}
+        self.slots = {kind: FairSlots(slots, int(config["HEAVY_QUEUE"]), float(config["HEAVY_WAIT_S"]))
+                      if slots > 0 else None for kind in HEAVY_KINDS}
         self.slot_count = slots
 
 
@@ -150,36 +241,40 @@ def _drained() -> None:
 
 
 def charge(units: float, what: str) -> None:
-    """This request costs `units` in all (its first unit was paid on admission): refused with
+    """This request asks for `units` in all (its first unit was paid on admission): refused with
     413 above the per-request limit, else taken from the client's bucket."""
     limits = _limits()
     if units > limits.max_cost:
         raise RequestEntityTooLarge(
             f"{what} costs {units:,.0f} units (one unit is a plain estimate), above the limit of "
             f"{limits.max_cost:,.0f} per request (SIZING_MAX_REQUEST_COST): split it into smaller requests")
-    if limits.buckets is not None and units > 1:
-        limits.buckets.pay(g.get("client_id", "-"), units - 1)
+    if units > g.get("units", 1.0):
+        if limits.buckets is not None and g.get("admitted"):
+            limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
+        g.units = units
 
 
 def heavy(kind: str) -> Callable:
-    """A view of which each worker runs at most SIZING_HEAVY_CONCURRENCY at once (503 above)."""
+    """A view of which each worker runs at most SIZING_HEAVY_CONCURRENCY at once; more wait a
+    moment for a slot, fairly between clients, then get a 503 with Retry-After."""
 
     def decorate(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
             limits = _limits()
-            slot = limits.slots[kind]
-            if slot is None:
+            slots = limits.slots[kind]
+            if slots is None:
                 return view(*args, **kwargs)
-            if not slot.acquire(blocking=False):
+            if not slots.acquire(g.get("client_id", "-")):
                 _drained()
                 raise ServiceUnavailable(
                     f"this instance is already running {limits.slot_count} {kind} request"
-                    f"{'s' if limits.slot_count > 1 else ''} at once; retry in a second", retry_after=1)
+                    f"{'s' if limits.slot_count > 1 else ''} at once and no place to wait was free within "
+                    f"{slots.wait_s:g} s; retry in a second", retry_after=1)
             try:
                 return view(*args, **kwargs)
             finally:
-                slot.release()
+                slots.release()
 
         return wrapper
 
@@ -187,26 +282,47 @@ def heavy(kind: str) -> Callable:
 
 
 def init_limits(app: Flask, exempt: Callable[[], bool]) -> None:
-    """Keep the limits in `app` and admit each request that `exempt()` does not spare (probes,
-    metrics, docs) only while its client's bucket holds units, paying one for it."""
+    """Keep the limits in `app`; admit each request that `exempt()` does not spare (probes,
+    metrics, docs) only while its client's bucket holds units, paying one for it; after the
+    answer, pay what the request's CPU time says it cost beyond what it paid."""
     for name, value in settings_from_env().items():
         app.config.setdefault(name, value)
-    for name in ("MAX_REQUEST_COST", "RATE_LIMIT", "HEAVY_CONCURRENCY"):
+    for name in ("MAX_REQUEST_COST", "RATE_LIMIT", "UNIT_CPU_MS", "HEAVY_CONCURRENCY", "HEAVY_WAIT_S",
+                 "HEAVY_QUEUE"):
         value = app.config[name]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
             raise TypeError(f"{name} must be a number of zero or more, got {value!r}")
+    if app.config["UNIT_CPU_MS"] <= 0:
+        raise TypeError(f"UNIT_CPU_MS must be above zero, got {app.config['UNIT_CPU_MS']!r}")
     app.extensions[_KEY] = Limits(app.config)
 
     @app.before_request
     def admit():
-        buckets = _limits().buckets
-        if buckets is None or exempt():
+        if exempt():
             return
-        client = g.get("client_id", "-")
-        wait = buckets.wait_s(client)
-        if wait > 0:
-            _drained()
-            raise TooManyRequests(f"this client has spent its units (SIZING_RATE_LIMIT {buckets.rate:g} a "
-                                  f"second, burst {buckets.burst:g}); retry in {math.ceil(wait)} s",
-                                  retry_after=math.ceil(wait))
-        buckets.pay(client, 1)
+        buckets = _limits().buckets
+        if buckets is not None:
+            wait = buckets.wait_s(g.client_id)
+            if wait > 0:
+                _drained()
+                raise TooManyRequests(f"this client has spent its units (SIZING_RATE_LIMIT {buckets.rate:g} a "
+                                      f"second, burst {buckets.burst:g}); retry in {math.ceil(wait)} s",
+                                      retry_after=math.ceil(wait))
+            buckets.pay(g.client_id, 1)
+            g.admitted = True
+        g.units = 1.0
+        g.cpu_started_s = time.thread_time()
+
+    @app.after_request
+    def settle(response: Response) -> Response:
+        started = g.pop("cpu_started_s", None)
+        if started is None:
+            return response
+        limits = _limits()
+        cpu_s = time.thread_time() - started
+        units = max(g.get("units", 1.0), cpu_s / limits.unit_cpu_s)
+        if limits.buckets is not None and g.get("admitted") and units > g.get("units", 1.0):
+            limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
+        route = request.url_rule.rule if request.url_rule is not None else None
+        count_cost(route, g.get("key_id"), units, cpu_s)
+        return response

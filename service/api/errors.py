@@ -46,11 +46,22 @@ def flatten_messages(messages, prefix: str = "") -> list[dict]:
     return [{"field": prefix or "body", "message": str(messages)}]
 
 
+# A problem names at most this many bad fields: a body of 60,000 unknown keys gets a short
+# answer saying how many more there were, not a 3 MB list.
+MAX_PROBLEM_ERRORS = 20
+
+
 def validation_problem(exc: ValidationError, detail: str | None = None) -> dict:
-    """The 422 body for invalid input: every bad field, named in the detail unless one is given."""
+    """The 422 body for invalid input: the bad fields (the first MAX_PROBLEM_ERRORS, and how
+    many more), named in the detail unless one is given."""
     errors = flatten_messages(exc.messages)
+    more = len(errors) - MAX_PROBLEM_ERRORS
+    if more > 0:  # which ones are listed does not depend on the order marshmallow found them in
+        errors = [*sorted(errors, key=lambda e: (e["field"], e["message"]))[:MAX_PROBLEM_ERRORS],
+                  {"field": "body", "message": f"{more:,} more invalid fields are not listed"}]
     if detail is None:
-        detail = f"Invalid input: {', '.join(sorted({e['field'] for e in errors}))}."
+        named = sorted({e["field"] for e in errors[:MAX_PROBLEM_ERRORS]})
+        detail = f"Invalid input: {', '.join(named)}{f' and {more:,} more' if more > 0 else ''}."
     return problem_body(422, "Unprocessable Content", detail, errors)
 
 

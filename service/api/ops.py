@@ -9,7 +9,9 @@ import yaml
 from flask import Blueprint, Flask, Response, before_render_template, current_app
 from jinja2 import Template
 
+from ..metrics import folder_problem
 from .catalogs import current_catalogs
+from .errors import problem
 
 bp = Blueprint("ops", __name__)
 
@@ -30,9 +32,15 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    # Ready once the catalogs (loaded at start) and the contract are in memory.
+    """Ready once the catalogs (loaded at start) and the contract are in memory, and while the
+    metrics can be written. A metrics folder lost or full leaves the answers as they are, but
+    this instance can no longer be watched: it says so here (503) and in /metrics
+    (sizing_metrics_folder_ok 0), so that it is taken out of rotation and an operator looks."""
     current_catalogs()
     spec_text()
+    degraded = folder_problem()
+    if degraded:
+        return problem(503, "Service Unavailable", f"degraded: {degraded}; answers go on, their metrics are lost")
     return {"status": "ready"}
 
 

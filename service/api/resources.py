@@ -153,6 +153,7 @@ def _item(index: int, load) -> dict:
 @bp.post("/memory")
 def memory():
     args = _memory_in.load(json_body(request))
+    charge(weight(args["model"].layers), "this memory question")
     hardware = args.get("hardware")
     result = domain.memory(args["model"], args["workload"], hardware)
     count_estimate("memory", hardware.card.line if hardware else "none")
@@ -162,6 +163,7 @@ def memory():
 @bp.post("/throughput")
 def throughput():
     args = _throughput_in.load(json_body(request))
+    charge(weight(args["model"].layers), "this throughput question")
     result = domain.throughput(args["model"], args["workload"], args["hardware"])
     count_estimate("throughput", result.card.line)
     return _throughput_out(result)
@@ -170,6 +172,7 @@ def throughput():
 @bp.post("/scaling")
 def scaling():
     args = _scaling_in.load(json_body(request))
+    charge(weight(args["model"].layers), "this scaling question")
     result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
     count_estimate("scaling", result.card.line)
     return _scaling_out(result)

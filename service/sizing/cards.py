@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from .errors import InvalidInputError, UnknownCardError
+from .errors import InvalidInputError, SizingError, UnknownCardError
 from .units import gb_per_s_to_bytes_per_s, gib_to_bytes, tflops_to_flops
 
 LINES = ("consumer", "workstation", "datacenter")
@@ -273,6 +273,7 @@ class Catalog:
 
     def get(self, name: str, field_name: str = "card") -> Card:
         """The card called `name` (id, alias or family name, any case), or UnknownCardError."""
+        too_long(name, "card", field_name)
         key = normalise_name(name)
         card = self.index.get(key)
         if card is not None:
@@ -296,6 +297,16 @@ class Catalog:
 
 
 
+MAX_NAME_CHARS = 200  # the longest card or model name a lookup takes (the request schemas' limit)
+
+
+def too_long(name: str, kind: str, field_name: str, error: type[SizingError] = UnknownCardError) -> None:
+    """A name longer than any in a catalog is refused before it is looked up or compared."""
+    if len(name) > MAX_NAME_CHARS:
+        raise error(f"unknown {kind}: names are at most {MAX_NAME_CHARS} characters, this one has {len(name):,}",
+                    field_name)
+
+
 def _model_numbers(key: str) -> set[str]:
     """The tokens of a name that carry a model number ("a100", "4090", "mi300x"), not a memory
     size ("80gb") that cards of every generation share."""
@@ -303,18 +314,31 @@ def _model_numbers(key: str) -> set[str]:
     return {t for t in tokens if not re.fullmatch(r"\d+(gb|g|gib|tb)", t)}
 
 
+# A name is compared by its first HINT_CHARS characters: every catalog entry then costs a bounded
+# comparison, so the closest-match search is linear in the catalog whatever a caller sends.
+HINT_CHARS = 64
+SIMILAR = 0.6  # difflib's cutoff for a near spelling
+
+
 def closest_hint(name: str, index: Mapping) -> str:
     """'; closest: a, b, c' naming the entries nearest to `name`: first those that share its
     model number ("a100", "4090"), then the nearest spellings, so that a near miss names its
     own family before another generation's card."""
-    key = normalise_name(name)
+    key = normalise_name(name[:4 * HINT_CHARS])[:HINT_CHARS]
     numbers = _model_numbers(key)
-    family = [k for k in index if numbers & _model_numbers(k)]
-    family.sort(key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
-    keys = family + difflib.get_close_matches(key, list(index), n=8, cutoff=0.6)
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(key)
+    family, near = [], []
+    for position, entry in enumerate(index):
+        matcher.set_seq1(entry[:HINT_CHARS])
+        if numbers & _model_numbers(entry):
+            family.append((-matcher.ratio(), position, entry))  # ties keep the catalog's order
+        elif matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR and \
+                matcher.ratio() >= SIMILAR:
+            near.append((matcher.ratio(), 0, entry))  # best first, ties by name as difflib orders them
     ids: list[str] = []
-    for k in keys:
-        entry_id = index[k].id
+    for _, _, entry in sorted(family) + sorted(near, reverse=True):
+        entry_id = index[entry].id
         if entry_id not in ids:
             ids.append(entry_id)
     return f"; closest: {', '.join(ids[:3])}" if ids else ""

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from .cards import closest_hint, name_index, normalise_name
+from .cards import closest_hint, name_index, normalise_name, too_long
 from .errors import SizingError, UnknownModelError
 from .hfconfig import model_from_hf_config
 from .model import ModelSpec
@@ -46,6 +46,7 @@ class ModelCatalog:
     def get(self, name: str, field_name: str = "model") -> ModelPreset:
         """The preset called `name` (id or alias, any case; else by its compact spelling when
         that names one preset), or UnknownModelError."""
+        too_long(name, "model", field_name, UnknownModelError)
         preset = self.index.get(normalise_name(name)) or self.loose.get(compact_name(name))
         if preset is None:
             raise UnknownModelError(

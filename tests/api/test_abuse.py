@@ -80,18 +80,19 @@ def test_the_bucket_is_off_by_default():
     assert all(client.post("/memory", json={"model": "llama-3.1-8b"}).status_code == 200 for _ in range(50))
 
 
-def test_a_worker_runs_one_heavy_request_at_a_time():
-    app = app_with()
-    slot = app.extensions[LIMITS].slots["batch"]
-    assert slot.acquire(blocking=False)  # another thread holds the worker's batch slot
+def test_a_worker_runs_one_heavy_request_at_a_time_and_the_next_waits_a_moment_then_gets_a_503():
+    app = app_with(HEAVY_WAIT_S=0.2)
+    slots = app.extensions[LIMITS].slots["batch"]
+    assert slots.acquire("another client")  # another thread holds the worker's batch slot
     try:
         response = app.test_client().post("/estimate/batch", json={"items": [{"model": "llama-3.1-8b",
                                                                             "hardware": {"card": "D-M"}}]})
         assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+        assert "within 0.2 s" in response.get_json()["detail"]
         light = app.test_client().post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}})
         assert light.status_code == 200
     finally:
-        slot.release()
+        slots.release()
 
 
 def test_plots_are_cached_like_answers(monkeypatch):
@@ -152,6 +153,7 @@ def test_a_key_setting_without_a_key_stops_the_start(monkeypatch, value):
     ("API_KEYS", "k1"), ("API_KEYS", ("k1", "")), ("API_KEYS", [1]), ("CORS_ORIGINS", "https://a.example"),
     ("AUTH_METRICS", "false"), ("AUTH_PROBES", 1),
     ("RATE_LIMIT", "100"), ("MAX_REQUEST_COST", float("nan")), ("HEAVY_CONCURRENCY", -1),
+    ("HEAVY_WAIT_S", "2"), ("HEAVY_QUEUE", -1), ("UNIT_CPU_MS", 0), ("UNIT_CPU_MS", True),
 ])
 def test_settings_only_in_their_documented_types(name, value):
     with pytest.raises(TypeError, match=name):
