@@ -5,17 +5,23 @@
     answer = client.estimate(model="llama-3.1-70b", hardware={"card": "h100-sxm"})
 
 Every method returns the decoded JSON answer (str for YAML, CSV and HTML, bytes for SVG). Errors the
-service reports as problem+json raise ProblemError; 5xx answers and connection errors are
-retried with backoff (4xx never are, they would only fail again).
+service reports as problem+json raise ProblemError. 5xx answers, 429 (a spent rate limit) and
+connection errors are retried: after the Retry-After the service sends (429, and the 503 of a
+busy batch slot), else with exponential backoff, both with random jitter so that a pool of
+threads does not come back in step, and never longer than `max_wait_s` at a time (a longer
+Retry-After is raised at once). Other 4xx never are: they would only fail again.
 """
 
+import email.utils
+import math
+import random
 import time
 from typing import Any
 
 import requests
 
 Json = dict[str, Any]
-RETRY_STATUSES = frozenset({500, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class SizingClientError(Exception):
@@ -44,9 +50,10 @@ class SizingClient:
     """Typed calls to each operation of openapi.yaml."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 10.0,
-                 retries: int = 3, backoff_s: float = 0.2, session: requests.Session | None = None):
+                 retries: int = 3, backoff_s: float = 0.2, max_wait_s: float = 10.0,
+                 session: requests.Session | None = None):
         self.base_url = base_url.rstrip("/")
-        self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
+        self.timeout_s, self.retries, self.backoff_s, self.max_wait_s = timeout_s, retries, backoff_s, max_wait_s
         self.session = session or requests.Session()
         if api_key:
             self.session.headers["Authorization"] = f"Bearer {api_key}"
@@ -164,11 +171,43 @@ class SizingClient:
             except (requests.ConnectionError, requests.Timeout) as exc:
                 if attempt == self.retries:
                     raise TransportError(f"{method} {url}: {exc}") from exc
+                wait = self.wait_s(attempt)
             else:
-                if response.status_code not in RETRY_STATUSES or attempt == self.retries:
+                wait = self.wait_s(attempt, retry_after(response)) if response.status_code in RETRY_STATUSES \
+                    else None
+                if wait is None or attempt == self.retries:
                     return _decode(response, raw)
-            time.sleep(self.backoff_s * 2**attempt)
+            time.sleep(wait)
         raise TransportError(f"{method} {url}: no answer")  # unreachable: the loop returns or raises
+
+    def wait_s(self, attempt: int, after_s: float | None = None) -> float | None:
+        """How long to wait before retry `attempt` + 1: the service's Retry-After when it gave one,
+        else backoff_s x 2^attempt, capped at max_wait_s, and jittered (the backoff drawn from
+        its upper half, a Retry-After lengthened by up to the backoff). None: do not retry (the
+        service asked for a longer wait than max_wait_s)."""
+        backoff = min(self.max_wait_s, self.backoff_s * 2 ** attempt)
+        if after_s is None:
+            return random.uniform(backoff / 2, backoff)
+        if after_s > self.max_wait_s:
+            return None
+        return min(self.max_wait_s, after_s + random.uniform(0, backoff))
+
+
+def retry_after(response: requests.Response) -> float | None:
+    """A Retry-After header as seconds (it is a number of seconds or an HTTP date); None if
+    absent or unreadable."""
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _body(**fields: Any) -> Json:

@@ -1,11 +1,14 @@
 """service.client against the real server on loopback; retries only where they can help."""
 
+import email.utils
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import requests
 
-from service.client import ProblemError, SizingClient, TransportError
+from service.client import ProblemError, SizingClient, TransportError, retry_after
 
 from . import server as srv
 
@@ -64,18 +67,23 @@ def test_problems_become_typed_errors(client):
 
 
 class Flaky(BaseHTTPRequestHandler):
-    """Answers 503 twice, then 200; or always the status in the path."""
+    """Answers 503 twice, then 200; or always the status in the path (/429-3: 429 with
+    Retry-After 3)."""
 
     calls = 0
+    seen: list[float] = []
 
     def do_GET(self):
         type(self).calls += 1
-        code = self.path.strip("/")
+        type(self).seen.append(time.monotonic())
+        code, _, after = self.path.strip("/").partition("-")
         status = int(code) if code.isdigit() else (503 if type(self).calls <= 2 else 200)
         body = b'{"status": "ok"}' if status == 200 else (
             b'{"type": "about:blank", "title": "x", "status": %d, "detail": "d", "errors": []}' % status)
         self.send_response(status)
         self.send_header("Content-Type", "application/json" if status == 200 else "application/problem+json")
+        if after:
+            self.send_header("Retry-After", after)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -86,7 +94,7 @@ class Flaky(BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def flaky():
-    Flaky.calls = 0
+    Flaky.calls, Flaky.seen = 0, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -117,3 +125,41 @@ def test_connection_errors_are_retried_then_raised():
     client = SizingClient(f"http://127.0.0.1:{srv.free_port()}", retries=1, backoff_s=0.01, timeout_s=1)
     with pytest.raises(TransportError):
         client.healthz()
+
+
+def test_a_retry_after_is_waited_for_then_the_call_is_made_again(flaky):
+    with pytest.raises(ProblemError) as info:
+        SizingClient(flaky, retries=1, backoff_s=0.01)._call("GET", "/429-1")
+    assert info.value.status == 429 and Flaky.calls == 2
+    assert Flaky.seen[1] - Flaky.seen[0] >= 1.0
+
+
+def test_a_retry_after_longer_than_the_client_waits_is_raised_at_once(flaky):
+    with pytest.raises(ProblemError):
+        SizingClient(flaky, max_wait_s=5)._call("GET", "/503-60")
+    assert Flaky.calls == 1
+
+
+@pytest.mark.parametrize(("attempt", "after", "low", "high"), [
+    (0, None, 0.1, 0.2), (2, None, 0.4, 0.8), (10, None, 5.0, 10.0),  # backoff, jittered, capped
+    (0, 1.0, 1.0, 1.2), (3, 1.0, 1.0, 2.6), (0, 0.0, 0.0, 0.2),       # Retry-After, and up to a backoff more
+    (3, 9.5, 9.5, 10.0),                                               # never past max_wait_s
+])
+def test_how_long_the_client_waits_before_a_retry(attempt, after, low, high):
+    client = SizingClient("http://127.0.0.1:1", backoff_s=0.2, max_wait_s=10)
+    waits = {client.wait_s(attempt, after) for _ in range(200)}
+    assert all(low <= w <= high for w in waits) and len(waits) > 1  # jittered: a pool does not retry in step
+
+
+@pytest.mark.parametrize(("header", "seconds"), [("3", 3.0), (" 2.5 ", 2.5), ("-4", 0.0), ("soon", None), ("", None),
+                                                 ("nan", None)])
+def test_retry_after_as_seconds(header, seconds):
+    response = requests.Response()
+    response.headers["Retry-After"] = header
+    assert retry_after(response) == seconds
+
+
+def test_retry_after_as_an_http_date():
+    response = requests.Response()
+    response.headers["Retry-After"] = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 28 <= retry_after(response) <= 30
