@@ -9,6 +9,14 @@ set (the image and the Kubernetes pod set it), deploy/entrypoint.sh empties it b
 starts, so it must belong to this one instance. When it is unset, the master makes a fresh
 folder of its own under TMPDIR (sizing-metrics-<pid>-<random>) and removes it when it exits,
 so two instances on one host neither share nor wipe each other's counts.
+
+SIZING_CATALOG_FILE, the operator's catalog file, is read and checked once, by the master at
+start: a bad file stops the start with its file and line, and every worker (those of the start,
+and any that replaces a dead one) serves what the master read, whatever the file on disk says
+later. A SIGHUP reads it again and keeps the old catalog if the new file is bad.
+
+The worker is gthread with each request read whole before a thread takes it
+(service/gunicorn_worker.py): a client that sends its request slowly holds no thread.
 """
 
 import atexit
@@ -31,7 +39,8 @@ def _int(name: str, default: int) -> int:
 
 wsgi_app = "service.wsgi:app"
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int('PORT', 8000)}"
-worker_class = "gthread"
+# gthread, with requests buffered in the worker's main loop (slow clients hold no thread).
+worker_class = "service.gunicorn_worker.BufferingThreadWorker"
 workers = _int("WORKERS", 2)
 threads = _int("THREADS", 4)
 # An estimate takes microseconds; a request still running after 30 s means a stuck worker.
@@ -48,15 +57,47 @@ accesslog = None
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "info").upper())
 # Each worker builds its own app after the fork, so metric files are per worker pid.
 preload_app = False
+# No control socket: by default it sits at ~/.gunicorn/gunicorn.ctl, shared by every instance a
+# user runs, and anyone who reaches it can resize or stop this one.
+control_socket_disable = True
 
 
 def on_starting(server):
-    """The master, before it binds or forks: a metrics folder of its own unless one is configured."""
+    """The master, before it binds or forks: a metrics folder of its own unless one is
+    configured, and the operator's catalog file read once (a bad file stops the start)."""
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         folder = tempfile.mkdtemp(prefix=f"sizing-metrics-{os.getpid()}-")
         # Workers are forked from the master, so they inherit the folder with the environment.
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
         atexit.register(_remove_own_folder, folder, os.getpid())
+    from service.overlay import CatalogFileError
+
+    try:
+        _pin_catalog(server)
+    except CatalogFileError as exc:
+        server.log.error("cannot start: %s", exc)
+        raise SystemExit(1) from None
+
+
+def on_reload(server):
+    """SIGHUP: the catalog file read again for the new workers; a bad one is logged and the
+    catalog read before is kept, so a broken edit never stops a running master."""
+    from service.overlay import CatalogFileError
+
+    try:
+        _pin_catalog(server)
+    except CatalogFileError as exc:
+        server.log.error("the catalog file was not reloaded, the one read before is kept: %s", exc)
+
+
+def _pin_catalog(server):
+    path = os.environ.get("SIZING_CATALOG_FILE")
+    if path:
+        from service.overlay import pin_catalog_file
+        from service.sizing import packaged_catalogs
+
+        pin_catalog_file(path, packaged_catalogs())
+        server.log.info("catalog file %s read; every worker serves it until the next start", path)
 
 
 def _remove_own_folder(folder: str, master_pid: int) -> None:
@@ -64,6 +105,13 @@ def _remove_own_folder(folder: str, master_pid: int) -> None:
     # master that made the folder removes it (on SIGTERM, SIGINT, SIGQUIT, or a failed bind).
     if os.getpid() == master_pid:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def post_worker_init(worker):
+    """A worker has loaded the app and serves: counted, so that replaced workers show."""
+    from service.metrics import count_worker_start
+
+    count_worker_start()
 
 
 def post_fork(server, worker):
@@ -78,4 +126,7 @@ def child_exit(server, worker):
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(worker.pid)
+        try:
+            multiprocess.mark_process_dead(worker.pid)
+        except OSError as exc:  # a folder gone or failing must never stop the master
+            server.log.warning("the dead worker's live gauges were not cleared: %s", exc)

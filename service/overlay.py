@@ -160,3 +160,23 @@ def _entry(raw, where: str) -> bool:
 
 def _not_mapping(where: str):
     raise ValueError(f"{where}: each entry is a mapping")
+
+
+# The catalogs each file was read into by this process, by the path as given. gunicorn's master
+# reads the file once, at start (deploy/gunicorn.conf.py), and every worker it forks, then or
+# after a crash, serves what the master read: the workers of one master never disagree on a
+# price, and an edit on disk, good or broken, changes nothing until the next start.
+_PINNED: dict[str, Catalogs] = {}
+
+
+def pin_catalog_file(path: str, base: Catalogs) -> Catalogs:
+    """Read and check the file now and keep what it says for this process and its children;
+    CatalogFileError (naming the line) if it is bad, and then nothing is kept or replaced."""
+    catalogs = load_catalog_file(Path(path), base)
+    _PINNED[path] = catalogs
+    return catalogs
+
+
+def pinned_catalogs(path: str) -> Catalogs | None:
+    """What `pin_catalog_file` read from `path` in this process (or the parent it forked from)."""
+    return _PINNED.get(path)

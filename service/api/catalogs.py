@@ -5,18 +5,20 @@ from pathlib import Path
 
 from flask import Flask, current_app
 
-from ..overlay import ENV_VAR, load_catalog_file
+from ..overlay import ENV_VAR, load_catalog_file, pinned_catalogs
 from ..sizing import Catalogs, Price, packaged_catalogs
 
 _KEY = "sizing.catalogs"
 
 
 def init_catalogs(app: Flask) -> None:
-    """Load the catalogs once, at start; a bad operator file raises and stops the service."""
+    """The catalogs, extended by the operator's file: as gunicorn's master read it at start
+    (every worker serves the same file, whatever is on disk when it starts), else read now; a
+    bad file raises and stops the start."""
     path = app.config.get("CATALOG_FILE") or os.environ.get(ENV_VAR)
     catalogs = packaged_catalogs()
     if path:
-        catalogs = load_catalog_file(Path(path), catalogs)
+        catalogs = pinned_catalogs(path) or load_catalog_file(Path(path), catalogs)
         app.logger.info("catalog extended from %s", path)
     app.extensions[_KEY] = catalogs
 

@@ -118,8 +118,9 @@ def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
         assert victim not in server.children() and len(server.children()) == 2
 
 
-@pytest.mark.parametrize(("name", "value"), [("workers", 2), ("threads", 4), ("worker_class", "gthread"),
-                                             ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None)])
+@pytest.mark.parametrize(("name", "value"), [
+    ("workers", 2), ("threads", 4), ("worker_class", "service.gunicorn_worker.BufferingThreadWorker"),
+    ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None), ("control_socket_disable", True)])
 def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     for var in ("WORKERS", "THREADS", "PORT", "HOST"):
         monkeypatch.delenv(var, raising=False)
