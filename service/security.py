@@ -26,6 +26,16 @@ PROBES = ("/healthz", "/readyz")
 # requests) and tool-calling clients can read what the API offers.
 PUBLIC_PREFIXES = ("/docs", "/openapi.yaml")
 CORS_HEADERS = "Content-Type, Authorization, X-API-Key, X-Request-ID"
+# What a page or picture of ours may load. The compare report and the plots are self-contained:
+# inline styles and data: images (the report's charts), nothing else, no script. The docs page
+# runs Swagger UI from this service's own assets, with its config in an inline script.
+_LOCKED = "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+CONTENT_SECURITY = {
+    "text/html": f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; {_LOCKED}",
+    "image/svg+xml": f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; {_LOCKED}",
+    "docs": "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            f"img-src 'self' data:; connect-src 'self'; {_LOCKED}",
+}
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -154,4 +164,10 @@ def init_security(app: Flask) -> None:
     @app.after_request
     def headers(response: Response) -> Response:
         response.headers[REQUEST_ID_HEADER] = request_id()
+        # Every answer is what its Content-Type says: no browser may sniff it into a page.
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        policy = CONTENT_SECURITY.get("docs" if request.path.startswith("/docs") and response.mimetype == "text/html"
+                                      else response.mimetype)
+        if policy:
+            response.headers["Content-Security-Policy"] = policy
         return _cors(app, response)

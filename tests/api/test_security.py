@@ -74,3 +74,29 @@ def test_cors_preflight_needs_no_key():
 def test_request_ids_are_taken_only_when_sane(client, given, kept):
     response = client.get("/healthz", headers={"X-Request-ID": given})
     assert (response.headers["X-Request-ID"] == given) is kept
+
+
+COMPARE = {"model": "llama-3.1-8b", "target": {"concurrent_users": 4}, "options": [{"card": "D-M"}],
+           "prices": {"D-M": 1000}}
+
+
+@pytest.mark.parametrize(("method", "path", "kwargs", "mimetype", "policy"), [
+    ("POST", "/compare", {"json": COMPARE, "headers": {"Accept": "text/html"}}, "text/html", "default-src 'none'"),
+    ("GET", "/plots/roofline.svg", {"query_string": {"model": "llama-3.1-8b", "card": "D-M"}}, "image/svg+xml",
+     "default-src 'none'"),
+    ("GET", "/docs", {}, "text/html", "default-src 'self'; script-src 'self' 'unsafe-inline'"),
+])
+def test_pages_and_pictures_say_what_they_may_load(client, method, path, kwargs, mimetype, policy):
+    for _ in range(2):  # the second from the cache where there is one
+        response = client.open(path, method=method, **kwargs)
+        assert response.status_code == 200 and response.mimetype == mimetype
+        csp = response.headers["Content-Security-Policy"]
+        assert csp.startswith(policy) and "frame-ancestors 'none'" in csp and "base-uri 'none'" in csp
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_no_answer_may_be_sniffed_into_something_else(client):
+    for response in (client.post("/estimate", json=BODY), client.get("/healthz"), client.get("/nowhere"),
+                     client.get("/openapi.yaml")):
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert "Content-Security-Policy" not in response.headers  # data, not pages
