@@ -11,14 +11,54 @@ metrics and the answer cache are the service's, so a tool answers exactly what t
 does. Over HTTP the caller's Authorization, X-API-Key, Accept-Language and X-Request-ID
 headers go on to the service, which judges the key. SIZING_API_KEY is the key a stdio server
 sends; over HTTP it is ignored, so that no caller spends a key that is not theirs.
+
+Over HTTP the server answers only the names it serves, and holds a bounded amount of memory
+whatever a caller opens (a flag, or the environment variable beside it; a flag wins):
+
+--allowed-hosts    MCP_ALLOWED_HOSTS    Host values answered besides the loopback ones (127.0.0.1,
+                                        localhost and [::1], each on --port), comma-separated
+                                        name[:port]. A name without a port is answered on any port
+                                        (a port-forward or a Service may map it); * answers any Host.
+                                        Another Host is refused with 421 Misdirected Request (RFC 9110:
+                                        not a name this server answers for; 400 would say the request
+                                        is malformed, 403 is the Origin's). /healthz is exempt: the
+                                        kubelet's probe names the pod's IP.
+--allowed-origins  MCP_ALLOWED_ORIGINS  browser origins answered besides http://127.0.0.1:<port>,
+                                        http://localhost:<port> and http://[::1]:<port>, comma-separated
+                                        scheme://host[:port] as a browser sends them; * answers any. A
+                                        request without Origin (not a browser) passes; another Origin
+                                        is refused with 403. With the Host check this keeps a web page
+                                        (DNS rebinding included) from calling the tools with its
+                                        visitor's network position.
+--max-connections  MCP_MAX_CONNECTIONS  open connections (default 256). A connection past it closes
+                                        the longest-idle one, or is answered 503 and closed when every
+                                        one is serving a request.
+--max-requests     MCP_MAX_REQUESTS     /mcp requests in flight, those whose caller left included
+                                        (default 16); past it, 503 with Retry-After.
+--body-timeout     MCP_BODY_TIMEOUT_S   seconds an /mcp request's body may take to arrive (default 10),
+                                        then 408: a body sent slowly, or never, holds a request slot
+                                        that long at most.
+--idle-timeout     MCP_IDLE_TIMEOUT_S   seconds a connection may wait without a request in progress,
+                                        before its first one or between two (default 5), then closed.
+--max-body         MCP_MAX_BODY_BYTES   the largest /mcp body (default 1 MiB, the API's own limit);
+                                        past it, 413.
+
+Refusals are small JSON bodies, made before the SDK sees the request. Stateless with JSON
+replies, the server never sends a message of its own, so GET /mcp (a stream for such messages)
+would only hold memory: it, and every method but POST, is 405 with Allow: POST.
 """
 
 import argparse
+import asyncio
 import http.cookiejar
 import logging
+import math
 import os
+import re
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -28,10 +68,14 @@ import uvicorn
 import yaml
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from .tools import ToolArgumentError, ToolOperation, ToolRequest, request_for, tool_answer, tools_from_spec
 
@@ -125,9 +169,10 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
         try:
             found = await tools.get()
         except Exception as exc:  # the contract could not be read: say so, not "internal error"
+            # the service's address is for operators, not for whoever calls: the log has it
             log.warning("the contract from %s could not be read: %r", backend.where, exc)
-            raise MCPError(INTERNAL_ERROR, f"the tools could not be read from the sizing service at "
-                                           f"{backend.where} ({type(exc).__name__})") from None
+            raise MCPError(INTERNAL_ERROR, f"the tools could not be read from the sizing service "
+                                           f"({type(exc).__name__})") from None
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema,
                        annotations=ANNOTATIONS)
@@ -147,7 +192,7 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
             return _error(str(exc))
         except requests.RequestException as exc:
             log.warning("the sizing service at %s did not answer: %s", backend.where, exc)
-            return _error(f"the sizing service at {backend.where} did not answer ({type(exc).__name__})")
+            return _error(f"the sizing service did not answer ({type(exc).__name__})")
         except Exception as exc:  # never a crash of the server, nor a protocol error, for one call
             log.exception("tool %s failed", params.name)
             return _error(f"the call failed inside the MCP server ({type(exc).__name__}); its log has the cause")
@@ -193,17 +238,240 @@ def backend_from_env(environ: dict[str, str] | None = None) -> InProcess | Remot
     return Remote(url) if url else InProcess()
 
 
-def http_app(server: Server, backend: InProcess | Remote, *, host: str) -> Any:
+MCP_PATH = "/mcp"
+# The kubelet's readiness probe sends Host: <pod IP>:<port>, which no allow-list can name ahead.
+HOST_EXEMPT = frozenset({"/healthz"})
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+# name[:port]: a bracketed IPv6 address or a name without colons; anything else is no host at all.
+HOST_PORT = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]/@\s]+)(?::(\d{1,5}))?")
+# What a connection past --max-connections hears, when every open one is serving a request.
+BUSY_BODY = b'{"error": "too many connections"}'
+BUSY_REPLY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+              b"content-length: %d\r\nretry-after: 1\r\nconnection: close\r\n\r\n%s" % (len(BUSY_BODY), BUSY_BODY))
+Host = tuple[str, int | None]  # a port of None: any port
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """What the HTTP server answers, and how much it holds at once (the module's docstring)."""
+
+    port: int = 8001
+    hosts: tuple[Host, ...] = ()  # besides the loopback names on `port`
+    origins: tuple[str, ...] = ()  # besides the loopback origins on `port`
+    max_connections: int = 256
+    max_requests: int = 16
+    idle_timeout_s: float = 5.0
+    body_timeout_s: float = 10.0
+    max_body_bytes: int = 1 << 20  # the API's own limit (service/app.py): a tool's arguments are its body
+
+    def host_allowed(self, value: str | None) -> bool:
+        found = _host_port(value or "")
+        if found is None:
+            return False
+        name, port = found
+        allowed = [(loopback, self.port) for loopback in LOOPBACK] + list(self.hosts)
+        return any(entry in ("*", name) and entry_port in (None, port) for entry, entry_port in allowed)
+
+    def origin_allowed(self, value: str | None) -> bool:
+        if value is None:  # not a browser's request: Origin is what a browser cannot leave out
+            return True
+        allowed = {f"http://{loopback}:{self.port}" for loopback in LOOPBACK} | set(self.origins)
+        return "*" in allowed or _origin(value) in allowed
+
+
+def _host_port(value: str) -> Host | None:
+    match = HOST_PORT.fullmatch(value.strip().lower())
+    return (match[1], int(match[2]) if match[2] else None) if match else None
+
+
+def _origin(value: str) -> str:
+    return value.strip().lower().rstrip("/")
+
+
+def _items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def host_list(text: str) -> tuple[Host, ...]:
+    """--allowed-hosts: a typo is an error at start, not a server that refuses every caller."""
+    hosts = []
+    for item in _items(text):
+        found = _host_port(item)
+        if found is None:
+            raise argparse.ArgumentTypeError(f"{item!r} is not a host or host:port")
+        hosts.append(found)
+    return tuple(hosts)
+
+
+def origin_list(text: str) -> tuple[str, ...]:
+    """--allowed-origins: each scheme://host[:port], as a browser sends it (or *)."""
+    origins = tuple(_origin(item) for item in _items(text))
+    for origin in origins:
+        if origin != "*" and "://" not in origin:
+            raise argparse.ArgumentTypeError(f"{origin!r} is not an origin (scheme://host[:port])")
+    return origins
+
+
+class Guard:
+    """The checks in front of the SDK, made before it sets up anything for a request: the Host
+    and the Origin against the allow-lists, POST only on /mcp, at most max_requests /mcp
+    requests in flight (counted until the app returns, so a caller who left still counts while
+    its call runs), and each one's body whole within max_body_bytes and body_timeout_s. The
+    SDK's own Host/Origin check is off in http_app: it answers in plain text, compares
+    case-sensitively, only runs once the SDK has started a server task for the request, and
+    would refuse the names configured here when the bind is loopback."""
+
+    def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
+        self.app, self.settings = app, settings
+        self.in_flight = 0
+        self.warned: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        if scope["path"] != MCP_PATH:
+            await self.app(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            await self._mcp(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """/mcp, its body read first and handed on whole (a slot is taken while it arrives, so
+        that partial bodies are bounded by max_requests too)."""
+        body = await self._body(receive)
+        if isinstance(body, JSONResponse):
+            await body(scope, receive, send)
+            return
+
+        async def replay() -> Message:
+            return body.pop(0) if body else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _body(self, receive: Receive) -> list[Message] | JSONResponse:
+        messages, size = [], 0
+        with anyio.move_on_after(self.settings.body_timeout_s):
+            while True:
+                message = await receive()
+                messages.append(message)
+                size += len(message.get("body", b""))
+                if size > self.settings.max_body_bytes:
+                    return JSONResponse({"error": "body too large"}, 413, headers={"Connection": "close"})
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return messages  # whole, or the caller left (the app hears it)
+        return JSONResponse({"error": "body not received in time"}, 408, headers={"Connection": "close"})
+
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
+        headers, path = Headers(scope=scope), scope["path"]
+        if path not in HOST_EXEMPT and not self.settings.host_allowed(headers.get("host")):
+            return self._refuse(421, "host not allowed", headers.get("host"), "MCP_ALLOWED_HOSTS")
+        if not self.settings.origin_allowed(headers.get("origin")):
+            return self._refuse(403, "origin not allowed", headers.get("origin"), "MCP_ALLOWED_ORIGINS")
+        if path != MCP_PATH:
+            return None
+        if scope["method"] != "POST":  # no server-initiated messages, so no GET stream to open
+            return JSONResponse({"error": "method not allowed: POST only"}, 405, headers={"Allow": "POST"})
+        if self.in_flight >= self.settings.max_requests:
+            return JSONResponse({"error": "too many requests in flight"}, 503, headers={"Retry-After": "1"})
+        return None
+
+    def _refuse(self, status: int, error: str, value: str | None, setting: str) -> JSONResponse:
+        # the first refusal of each kind is a warning (a setting may be missing); the rest, which
+        # a caller can make as many of as it likes, are debug lines
+        level = logging.DEBUG if error in self.warned else logging.WARNING
+        self.warned.add(error)
+        log.log(level, "refused a request: %s (%r); %s lists what is answered", error, value, setting)
+        return JSONResponse({"error": error}, status)
+
+
+class CappedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    """uvicorn's HTTP protocol with the bounds uvicorn lacks. uvicorn closes a keep-alive
+    connection after a response, but never one that has sent no request or only part of one; and
+    its limit_concurrency still accepts every connection, then answers 503 to every request,
+    /healthz's too, for as long as idle ones are held. Here a connection without a request in
+    progress is closed after idle_timeout_s, and a connection past max_connections closes the
+    longest-idle one (HTTP lets a server close an idle connection), or is answered 503 and closed
+    when every open one is serving a request. So idle sockets cost a caller its own sockets, not
+    the server's memory, and cannot keep a new caller (or the kubelet) out. capped_protocol
+    sets the two bounds."""
+
+    max_connections = 256
+    idle_timeout_s = 5.0
+    idle_since = 0.0
+    idle_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        if not self._make_room():
+            transport.write(BUSY_REPLY)
+            transport.close()
+            return
+        self._idle()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._idle()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+        super().connection_lost(exc)
+
+    def busy(self) -> bool:
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def _idle(self) -> None:
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+        self.idle_since = time.monotonic()
+        if not self.transport.is_closing():
+            self.idle_timer = self.loop.call_later(self.idle_timeout_s, self._expire)
+
+    def _expire(self) -> None:
+        if not self.busy():  # one serving a request is left to finish; its response re-arms this
+            self.transport.close()
+
+    def _make_room(self) -> bool:
+        others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
+        if len(others) < self.max_connections:
+            return True
+        idle = [c for c in others if not c.busy()]
+        if not idle:
+            return False
+        min(idle, key=lambda c: c.idle_since).transport.close()
+        return True
+
+
+def capped_protocol(max_connections: int, idle_timeout_s: float) -> type[asyncio.Protocol]:
+    """The protocol class uvicorn is given (it makes one per connection, so the bounds are the
+    class's)."""
+    return type("Capped", (CappedProtocol,), {"max_connections": max_connections, "idle_timeout_s": idle_timeout_s})
+
+
+def http_app(server: Server, backend: InProcess | Remote, settings: HttpSettings | None = None) -> Any:
     """The streamable-HTTP app: /mcp, stateless (any replica answers any request, so no sticky
-    sessions behind a Service) with plain JSON replies; /healthz says whether the service behind
-    answers its readiness."""
+    sessions behind a Service) with plain JSON replies, behind the Guard; /healthz says whether
+    the service behind answers its readiness."""
+    settings = settings or HttpSettings()
 
     async def healthz(_: Request) -> JSONResponse:
         ready = await anyio.to_thread.run_sync(_service_ready, backend)
         return JSONResponse({"status": "ok" if ready else "service not ready"}, status_code=200 if ready else 503)
 
-    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                      host=host, custom_starlette_routes=[Route("/healthz", healthz)])
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, json_response=True,
+        max_request_body_size=settings.max_body_bytes, custom_starlette_routes=[Route("/healthz", healthz)],
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))  # the Guard's
+    app.add_middleware(Guard, settings=settings)
+    return app
 
 
 def _service_ready(backend: InProcess | Remote) -> bool:
@@ -215,20 +483,58 @@ def _service_ready(backend: InProcess | Remote) -> bool:
     return status == 200
 
 
-def main(argv: list[str] | None = None, *, serve: Callable[..., Any] = uvicorn.run) -> None:
+def _positive(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if not 0 < value < math.inf:  # nan and inf too: a timer that never fires is no bound
+            raise ValueError(text)
+        return value
+    parse.__name__ = f"positive {kind.__name__}"  # argparse names the type in its error
+    return parse
+
+
+def _parser(environ: dict[str, str]) -> argparse.ArgumentParser:
+    """The flags; each HTTP setting's default is its environment variable (argparse parses a
+    string default as it parses the flag, so a bad variable is the same error as a bad flag)."""
     parser = argparse.ArgumentParser(prog="python -m service.mcp_server", description=__doc__.split("\n")[0])
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="the HTTP bind (0.0.0.0 in a container)")
     parser.add_argument("--port", type=int, default=8001, help="the HTTP port")
-    args = parser.parse_args(argv)
+    defaults = HttpSettings()
+    for flag, name, kind, default, what in (
+            ("--allowed-hosts", "MCP_ALLOWED_HOSTS", host_list, "", "Host values answered besides loopback"),
+            ("--allowed-origins", "MCP_ALLOWED_ORIGINS", origin_list, "", "origins answered besides loopback"),
+            ("--max-connections", "MCP_MAX_CONNECTIONS", _positive(int), defaults.max_connections,
+             "open connections"),
+            ("--max-requests", "MCP_MAX_REQUESTS", _positive(int), defaults.max_requests, "/mcp requests in flight"),
+            ("--idle-timeout", "MCP_IDLE_TIMEOUT_S", _positive(float), defaults.idle_timeout_s,
+             "seconds a connection may wait without a request"),
+            ("--body-timeout", "MCP_BODY_TIMEOUT_S", _positive(float), defaults.body_timeout_s,
+             "seconds an /mcp body may take"),
+            ("--max-body", "MCP_MAX_BODY_BYTES", _positive(int), defaults.max_body_bytes, "the largest /mcp body")):
+        parser.add_argument(flag, type=kind, default=environ.get(name, str(default)), help=f"{what} ({name})")
+    return parser
+
+
+def http_settings(args: argparse.Namespace) -> HttpSettings:
+    return HttpSettings(port=args.port, hosts=args.allowed_hosts, origins=args.allowed_origins,
+                        max_connections=args.max_connections, max_requests=args.max_requests,
+                        idle_timeout_s=args.idle_timeout, body_timeout_s=args.body_timeout,
+                        max_body_bytes=args.max_body)
+
+
+def main(argv: list[str] | None = None, *, serve: Callable[..., Any] = uvicorn.run) -> None:
+    args = _parser(dict(os.environ)).parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol's
     backend = backend_from_env()
     api_key = os.environ.get("SIZING_API_KEY") or None
     if args.http:
         if api_key:
             log.warning("SIZING_API_KEY is ignored over HTTP: each caller sends its own key")
-        server = build_server(backend)
-        serve(http_app(server, backend, host=args.host), host=args.host, port=args.port, log_level="warning")
+        settings = http_settings(args)
+        serve(http_app(build_server(backend), backend, settings), host=args.host, port=args.port,
+              log_level="warning", ws="none", http=capped_protocol(settings.max_connections, settings.idle_timeout_s),
+              timeout_keep_alive=settings.idle_timeout_s)
         return
     anyio.run(_stdio, build_server(backend, api_key=api_key))
 

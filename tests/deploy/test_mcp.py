@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from service.mcp_server import main
 from service.tools import tools_from_spec
+from tests import processes
 from tests.contract.test_spec_lint import SPEC
 from tests.deploy import server as srv
 
@@ -88,20 +89,21 @@ def wait_for(url, statuses=(200,)):
 
 
 @contextmanager
-def mcp_http(tmp_path, **env):
+def mcp_http(tmp_path, *flags, **env):
+    """The MCP server over HTTP on a free loopback port, with `flags` and `env`; stopped (and
+    killed if it will not stop) however the test ends."""
     port = srv.free_port()
     log = tmp_path / f"mcp-{port}.log"
     with log.open("wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "service.mcp_server", "--http", "--port", str(port)],
-                                cwd=srv.ROOT, env={**os.environ, **env}, stderr=err)
+        proc = processes.spawn([sys.executable, "-m", "service.mcp_server", "--http", "--port", str(port), *flags],
+                               cwd=srv.ROOT, env={**os.environ, **env}, stderr=err)
     base = f"http://127.0.0.1:{port}"
     try:
         reply = wait_for(f"{base}/healthz", statuses=(200, 503))
         assert reply is not None, f"the MCP server did not start: {log.read_text()[-2000:]}"
         yield base
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        processes.stop(proc, grace_s=10)
 
 
 def test_over_streamable_http_in_process(expected, tmp_path):
@@ -132,11 +134,26 @@ def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_pat
     assert len(callers - {None}) == 2
 
 
-def test_the_http_endpoint_reports_the_service_behind_it(tmp_path):
+def rpc(base, method, params=None, **headers):
+    """One JSON-RPC request to /mcp, as a stateless server takes it (no session to start)."""
+    return requests.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}},
+                         headers={"Accept": "application/json, text/event-stream", **headers}, timeout=30)
+
+
+def test_the_http_endpoint_reports_the_service_behind_it_but_never_its_address(tmp_path):
     down = f"http://127.0.0.1:{srv.free_port()}"
     with mcp_http(tmp_path, SIZING_URL=down) as base:
         reply = wait_for(f"{base}/healthz", statuses=(503,))
         assert reply.status_code == 503 and reply.json() == {"status": "service not ready"}
+        listed = rpc(base, "tools/list").json()
+        called = rpc(base, "tools/call", {"name": "estimate", "arguments": QUESTION}).json()
+    assert listed["error"]["message"] == "the tools could not be read from the sizing service (ConnectionError)"
+    assert called["result"]["isError"]
+    assert called["result"]["content"][0]["text"] == "the sizing service did not answer (ConnectionError)"
+    said = json.dumps([reply.json(), listed, called])
+    assert down.split("//")[1] not in said and "in process" not in said
+    # the operators' log names it
+    assert down in "".join(path.read_text() for path in tmp_path.glob("mcp-*.log"))
 
 
 def test_main_serves_http_on_the_host_and_port_given(monkeypatch):
