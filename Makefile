@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 MCP_PORT ?= 8001
 
 .DEFAULT_GOAL := help
-.PHONY: help install run mcp mcp-http test check spec validate fit bench fuzz soak clean
+.PHONY: help install run mcp mcp-http test check spec validate fit bench flood fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,17 +47,17 @@ mcp: $(MCP_STAMP) ## the MCP server on stdio for a desktop assistant (run as mak
 mcp-http: $(MCP_STAMP) ## the MCP server over streamable HTTP on http://127.0.0.1:$(MCP_PORT)/mcp (MCP_PORT, SIZING_URL)
 	$(BIN)/python -m service.mcp_server --http --port $(MCP_PORT)
 
-test: $(STAMP) ## run the whole test suite
-	$(BIN)/python -m pytest
-
-# The coverage the suite keeps (97 % when the floor was set): a drop below fails make check.
+# The coverage the suite keeps (97 % when the floor was set): a drop below fails make test.
 COVERAGE_FLOOR ?= 95
 
-check: $(STAMP) ## ruff (lint, imports, complexity), mypy on the domain, openapi.yaml fresh, tests with a coverage floor
+test: $(STAMP) ## run the whole test suite once, under coverage with a floor (fixed seeds; no timing thresholds)
+	$(BIN)/python -m pytest -p no:cacheprovider --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
+
+check: $(STAMP) ## ruff (lint, imports, complexity), mypy on the domain, openapi.yaml fresh, the alerting rules (promtool)
 	$(BIN)/ruff check service tests
 	$(BIN)/mypy
 	$(BIN)/python -m service.api.spec --check
-	$(BIN)/python -m pytest -q -p no:cacheprovider --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
+	PYTHON=$(BIN)/python deploy/prometheus/check-rules.sh
 
 spec: $(STAMP) ## regenerate openapi.yaml's components from the schemas (paths stay hand-written)
 	$(BIN)/python -m service.api.spec
@@ -78,8 +78,12 @@ bench: $(STAMP) $(PEER)/bin/python ## new questions against the framework floor 
 	@command -v wrk >/dev/null || echo "wrk not found (apt-get install wrk): using a Python load generator"
 	LLM_ANALYSIS_PYTHON=$(PEER)/bin/python $(BIN)/python -m service.bench.run
 
-fuzz: $(STAMP) ## schemathesis against the running server with many examples
+fuzz: $(STAMP) ## schemathesis against the running server with many examples; the property tests with fresh random draws
 	$(BIN)/python -m service.bench.fuzz --max-examples 300
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=random
+
+flood: $(STAMP) ## one key floods the costliest requests and slow headers at the Kubernetes settings; thresholds on another key's p99 and /healthz
+	$(BIN)/python -m service.bench.flood
 
 soak: $(STAMP) ## a few minutes at twice the bench's concurrency, one worker killed midway
 	$(BIN)/python -m service.bench.soak

@@ -16,7 +16,7 @@ from service.sizing.catalog import packaged_catalogs
 
 DEPLOY = Path(__file__).parents[2] / "deploy"
 K8S = DEPLOY / "k8s"
-CRDS = {"ServiceMonitor", "Kustomization"}
+CRDS = {"ServiceMonitor", "PrometheusRule", "Kustomization"}
 KUBERNETES_VERSIONS = ("1.30.0", kubernetes_validate.latest_version())
 
 
@@ -43,6 +43,7 @@ def test_manifest_passes_kubernetes_validate_strict(kind, version):
 def test_the_kustomization_lists_every_manifest():
     listed = set(MANIFESTS["Kustomization"]["resources"])
     assert listed == {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert all((K8S / entry.split("=")[-1]).is_file() for entry in catalog_generator()["files"])
 
 
 def container(name: str = "sizing") -> dict:
@@ -106,6 +107,82 @@ def test_service_monitor_names_the_services_port_and_matches_its_labels():
     assert all(labels.get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
 
 
+METRICS_PY = Path(__file__).parents[2] / "service" / "metrics.py"
+# What prometheus_client exposes for each kind of metric it is given a name for.
+EXPOSED_AS = {
+    "Counter": ("_total",), "CounterMetricFamily": ("_total",),
+    "Gauge": ("",), "GaugeMetricFamily": ("",), "Enum": ("",), "StateSetMetricFamily": ("",),
+    "Histogram": ("_bucket", "_count", "_sum"), "HistogramMetricFamily": ("_bucket", "_count", "_sum"),
+    "Summary": ("", "_count", "_sum"), "SummaryMetricFamily": ("", "_count", "_sum"),
+    "Info": ("_info",), "InfoMetricFamily": ("_info",),
+}
+# Words of PromQL that look like names: keywords, and the label lists' clause names.
+PROMQL_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or", "unless",
+                   "bool", "offset", "inf", "nan"}
+
+
+def exposed_metric_names() -> set[str]:
+    """The series names service/metrics.py defines, wherever it makes the metric (a module-level
+    Counter, one made in a function, a *MetricFamily yielded by a collector at scrape time)."""
+    names = set()
+    for node in ast.walk(ast.parse(METRICS_PY.read_text())):
+        if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            continue
+        kind = getattr(node.func, "id", getattr(node.func, "attr", None))
+        if kind in EXPOSED_AS:
+            base = node.args[0].value
+            if kind.startswith("Counter"):
+                base = base.removesuffix("_total")  # the library adds it back
+            names |= {base + suffix for suffix in EXPOSED_AS[kind]}
+    return names
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects: its identifiers once strings, label matchers,
+    ranges and label lists are cut out, less functions (a name before a parenthesis) and keywords."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    expr = re.sub(r"\{[^}]*\}", " ", expr)
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    words = re.findall(r"(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:])(?!\s*\()", expr)
+    return set(words) - PROMQL_KEYWORDS
+
+
+def alerting_rules() -> list[dict]:
+    return [rule for group in MANIFESTS["PrometheusRule"]["spec"]["groups"] for rule in group["rules"]]
+
+
+def test_promql_metric_names_finds_the_selected_series_only():
+    expr = ('histogram_quantile(0.99, sum by (namespace, le) (rate(a_bucket{job="x", route!~"/b|c"}[5m])))'
+            ' > 0.25 or absent(up{job="x"}) unless on (pod) b:rule offset 5m and bool 1e3')
+    assert promql_metric_names(expr) == {"a_bucket", "up", "b:rule"}
+
+
+def test_the_prometheus_rule_is_well_formed_and_uses_only_what_the_service_exposes():
+    rule = MANIFESTS["PrometheusRule"]
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    assert rule["metadata"]["labels"]["app.kubernetes.io/name"] == "sizing"
+    groups = rule["spec"]["groups"]
+    assert groups and len({g["name"] for g in groups}) == len(groups)
+    assert all(g["rules"] for g in groups)
+    rules = alerting_rules()
+    assert len({r["alert"] for r in rules}) == len(rules)
+    exposed = exposed_metric_names() | {"up"}
+    # the metrics these rules were written for are still there
+    assert {"sizing_http_requests_total", "sizing_http_request_duration_seconds_bucket",
+            "sizing_worker_starts_total", "sizing_metrics_folder_ok"} <= exposed
+    job = MANIFESTS["Service"]["metadata"]["name"]  # a ServiceMonitor's job label, without jobLabel
+    assert "jobLabel" not in MANIFESTS["ServiceMonitor"]["spec"]
+    for r in rules:
+        assert r["alert"] and isinstance(r["expr"], str) and r["expr"].strip(), r
+        assert r["labels"]["severity"] in {"info", "warning", "critical"}, r["alert"]
+        assert r["annotations"]["summary"] and r["annotations"]["description"], r["alert"]
+        used = promql_metric_names(r["expr"])
+        assert used and used <= exposed, (r["alert"], used - exposed)
+        assert set(re.findall(r'\bjob="([^"]*)"', r["expr"])) == {job}, r["alert"]
+
+
 def test_service_pdb_and_hpa_point_at_the_deployment():
     deployment = MANIFESTS["Deployment"]
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
@@ -119,17 +196,40 @@ def test_service_pdb_and_hpa_point_at_the_deployment():
     assert {p["targetPort"] for p in MANIFESTS["Service"]["spec"]["ports"]} == named_ports().keys()
 
 
-def test_the_catalog_config_map_is_mounted_where_the_service_reads_it_and_is_valid(tmp_path):
-    config_map = MANIFESTS["ConfigMap"]
+def catalog_generator() -> dict:
+    (generator,) = MANIFESTS["Kustomization"]["configMapGenerator"]
+    return generator
+
+
+def test_the_catalog_is_a_config_map_named_by_its_content_mounted_where_the_service_reads_it(tmp_path):
+    """kustomize names the generated ConfigMap sizing-catalog-<hash of the content> and rewrites the
+    Deployment's reference: an edit is a new ConfigMap and a new revision, never a file changed
+    under running pods; immutable, so a revision's catalog cannot change either."""
+    generator = catalog_generator()
+    assert generator["options"]["immutable"] is True
+    assert generator.get("behavior", "create") == "create"
+    (entry,) = generator["files"]
+    key, source = entry.split("=", 1)
     mounts = {m["name"]: m["mountPath"] for m in container()["volumeMounts"]}
     volumes = {v["name"]: v for v in MANIFESTS["Deployment"]["spec"]["template"]["spec"]["volumes"]}
     catalog_file = Path(env()["SIZING_CATALOG_FILE"])
-    volume = next(name for name, v in volumes.items()
-                  if v.get("configMap", {}).get("name") == config_map["metadata"]["name"])
-    assert mounts[volume] == str(catalog_file.parent)
+    volume = next(name for name, v in volumes.items() if v.get("configMap", {}).get("name") == generator["name"])
+    assert mounts[volume] == str(catalog_file.parent) and key == catalog_file.name
+    assert "ConfigMap" not in MANIFESTS  # generated only: a hand-written one would not roll out on an edit
     copy = tmp_path / catalog_file.name
-    copy.write_text(config_map["data"][catalog_file.name])
+    copy.write_text((K8S / source).read_text())
     load_catalog_file(copy, packaged_catalogs())
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (kustomize is built in)")
+def test_kustomize_names_the_catalog_by_its_content_and_the_deployment_follows():
+    built = [d for d in yaml.safe_load_all(subprocess.run(["kubectl", "kustomize", str(K8S)], capture_output=True,
+                                                          text=True, check=True).stdout) if d]
+    (config_map,) = [d for d in built if d["kind"] == "ConfigMap"]
+    (deployment,) = [d for d in built if d["kind"] == "Deployment"]
+    name = config_map["metadata"]["name"]
+    assert re.fullmatch(catalog_generator()["name"] + r"-[a-z0-9]{10}", name) and config_map["immutable"] is True
+    assert name in {v.get("configMap", {}).get("name") for v in deployment["spec"]["template"]["spec"]["volumes"]}
 
 
 def hadolint() -> str:
@@ -198,6 +298,18 @@ def test_the_mcp_server_runs_beside_the_api_from_its_image_and_calls_it_over_loo
     assert url == f"http://127.0.0.1:{named_ports()['http']}"
     # it holds no key of its own: each caller's key goes on to the API, which judges it
     assert not {e["name"] for e in mcp["env"]} & {"SIZING_API_KEY", "SIZING_API_KEYS"}
+    # it answers the Service's names on its mcp port in the pod's namespace (a $(VAR) expands only
+    # after the variable is defined), and the names are ones its --allowed-hosts accepts
+    from service.mcp_server import host_list
+
+    names = [e["name"] for e in mcp["env"]]
+    assert names.index("POD_NAMESPACE") < names.index("MCP_ALLOWED_HOSTS")
+    assert mcp["env"][names.index("POD_NAMESPACE")]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    service = MANIFESTS["Service"]
+    port = next(p["port"] for p in service["spec"]["ports"] if p["name"] == "mcp")
+    hosts = host_list(mcp["env"][names.index("MCP_ALLOWED_HOSTS")]["value"].replace("$(POD_NAMESPACE)", "ns"))
+    name = service["metadata"]["name"]
+    assert set(hosts) == {(f"{name}{tail}", port) for tail in ("", ".ns", ".ns.svc", ".ns.svc.cluster.local")}
     assert mcp["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "mcp"}
     assert mcp["livenessProbe"]["tcpSocket"] == {"port": "mcp"}
     assert {"cpu", "memory"} <= mcp["resources"]["limits"].keys()
