@@ -281,7 +281,10 @@ class HttpSettings:
 
 def _host_port(value: str) -> Host | None:
     match = HOST_PORT.fullmatch(value.strip().lower())
-    return (match[1], int(match[2]) if match[2] else None) if match else None
+    if not match or (match[2] and not 0 < int(match[2]) < 65536):
+        return None
+    name = match[1] if match[1].startswith("[") else match[1].rstrip(".")  # "sizing.ns.svc." is "sizing.ns.svc"
+    return (name, int(match[2]) if match[2] else None) if name else None
 
 
 def _origin(value: str) -> str:
@@ -327,8 +330,11 @@ class Guard:
         self.warned: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # the lifespan
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # a websocket (uvicorn runs with ws="none"; another server may not)
+            await send({"type": "websocket.close", "code": 1008})
             return
         refusal = self._refusal(scope)
         if refusal is not None:
@@ -379,6 +385,9 @@ class Guard:
             return None
         if scope["method"] != "POST":  # no server-initiated messages, so no GET stream to open
             return JSONResponse({"error": "method not allowed: POST only"}, 405, headers={"Allow": "POST"})
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.settings.max_body_bytes:  # refused before it is read
+            return JSONResponse({"error": "body too large"}, 413, headers={"Connection": "close"})
         if self.in_flight >= self.settings.max_requests:
             return JSONResponse({"error": "too many requests in flight"}, 503, headers={"Retry-After": "1"})
         return None
@@ -478,7 +487,7 @@ def _service_ready(backend: InProcess | Remote) -> bool:
     try:
         status, _, _ = backend.send(ToolRequest(method="GET", path="/readyz", query={}, body=None), {},
                                     READY_TIMEOUT_S)
-    except requests.RequestException:
+    except Exception:  # noqa: BLE001 - whatever stops the service answering, it is not ready
         return False
     return status == 200
 
