@@ -7,7 +7,8 @@ about UNIT_CPU_MS (2 ms) of a worker thread's CPU. A request is weighed twice:
   /estimate, /memory, /throughput and /scaling alike), a batch the sum of its items, a sweep or
   a capacity question one per card, a comparison two per option, a ranking or recommendation
   three times the model's weight, and a plot PLOT_COST units (nothing when it is cached). This
-  decides the 413 before any work is done, and is paid into the client's bucket;
+  decides the 413 before any work is done, and is paid into the client's bucket; a request
+  that asks for HEAVY_UNITS (20) or more runs in a batch slot, as a batch does;
 - after it ran, by the CPU time its worker thread spent on it, in units of UNIT_CPU_MS: where
   that is more than was paid (an unknown name's closest-match search, a huge custom model, a
   body of many unknown fields), the bucket pays the difference. What a request did, not what it
@@ -63,6 +64,9 @@ DEFAULT_MAX_REQUEST_COST = 2000
 DEFAULT_UNIT_CPU_MS = 2.0
 DEFAULT_HEAVY_CONCURRENCY = 1
 DEFAULT_HEAVY_WAIT_S = 2.0
+# A request that asks for this many units or more (a ranking of a 400-layer model, an estimate of
+# a 1,300-layer one) takes a batch slot like a batch does: its CPU is a batch's.
+HEAVY_UNITS = 20
 DEFAULT_THREADS = 4  # gunicorn's THREADS default (deploy/gunicorn.conf.py)
 MAX_CLIENTS = 10_000  # buckets kept per worker; the least recently seen client is forgotten first
 HEAVY_KINDS = ("batch", "plot")
@@ -252,6 +256,26 @@ def charge(units: float, what: str) -> None:
         if limits.buckets is not None and g.get("admitted"):
             limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
         g.units = units
+    if units >= HEAVY_UNITS and not g.get("holds_slot"):
+        # as costly as a batch, whatever the endpoint: it runs in a batch slot (released at the
+        # end of the request), so that a worker's threads are not all busy with such requests
+        g.slot_taken = _take_slot("batch")
+
+
+def _take_slot(kind: str) -> FairSlots | None:
+    """A heavy slot of `kind` for this request (None when slots are off), or 503 with Retry-After."""
+    limits = _limits()
+    slots = limits.slots[kind]
+    if slots is None:
+        return None
+    if not slots.acquire(g.get("client_id", "-")):
+        _drained()
+        raise ServiceUnavailable(
+            f"this instance is already running {limits.slot_count} {kind} request"
+            f"{'s' if limits.slot_count > 1 else ''} at once and no place to wait was free within "
+            f"{slots.wait_s:g} s; retry in a second", retry_after=1)
+    g.holds_slot = True
+    return slots
 
 
 def heavy(kind: str) -> Callable:
@@ -261,24 +285,66 @@ def heavy(kind: str) -> Callable:
     def decorate(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
-            limits = _limits()
-            slots = limits.slots[kind]
-            if slots is None:
-                return view(*args, **kwargs)
-            if not slots.acquire(g.get("client_id", "-")):
-                _drained()
-                raise ServiceUnavailable(
-                    f"this instance is already running {limits.slot_count} {kind} request"
-                    f"{'s' if limits.slot_count > 1 else ''} at once and no place to wait was free within "
-                    f"{slots.wait_s:g} s; retry in a second", retry_after=1)
+            slots = _take_slot(kind)
             try:
                 return view(*args, **kwargs)
             finally:
-                slots.release()
+                if slots is not None:
+                    slots.release()
+                    g.holds_slot = False
 
         return wrapper
 
     return decorate
+
+
+def _check(config) -> None:
+    """Settings given in code only in their documented types."""
+    for name in ("MAX_REQUEST_COST", "RATE_LIMIT", "UNIT_CPU_MS", "HEAVY_CONCURRENCY", "HEAVY_WAIT_S",
+                 "HEAVY_QUEUE"):
+        value = config[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+            raise TypeError(f"{name} must be a number of zero or more, got {value!r}")
+    if config["UNIT_CPU_MS"] <= 0:
+        raise TypeError(f"UNIT_CPU_MS must be above zero, got {config['UNIT_CPU_MS']!r}")
+
+
+def _admit() -> None:
+    """Refuse a client whose bucket is empty (429), else take one unit; start the CPU clock."""
+    buckets = _limits().buckets
+    if buckets is not None:
+        wait = buckets.wait_s(g.client_id)
+        if wait > 0:
+            _drained()
+            raise TooManyRequests(f"this client has spent its units (SIZING_RATE_LIMIT {buckets.rate:g} a "
+                                  f"second, burst {buckets.burst:g}); retry in {math.ceil(wait)} s",
+                                  retry_after=math.ceil(wait))
+        buckets.pay(g.client_id, 1)
+        g.admitted = True
+    g.units = 1.0
+    g.cpu_started_s = time.thread_time()
+
+
+def _settle(response: Response) -> Response:
+    """Pay what the request's CPU time says it cost beyond what it paid, and count both."""
+    started = g.pop("cpu_started_s", None)
+    if started is None:
+        return response
+    limits = _limits()
+    cpu_s = time.thread_time() - started
+    units = max(g.get("units", 1.0), cpu_s / limits.unit_cpu_s)
+    if limits.buckets is not None and g.get("admitted") and units > g.get("units", 1.0):
+        limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
+    route = request.url_rule.rule if request.url_rule is not None else None
+    count_cost(route, g.get("key_id"), units, cpu_s)
+    return response
+
+
+def _release(_exc: BaseException | None) -> None:
+    """The batch slot a costly request took in `charge`, given back however the request ended."""
+    slots = g.pop("slot_taken", None)
+    if slots is not None:
+        slots.release()
 
 
 def init_limits(app: Flask, exempt: Callable[[], bool]) -> None:
@@ -287,42 +353,8 @@ def init_limits(app: Flask, exempt: Callable[[], bool]) -> None:
     answer, pay what the request's CPU time says it cost beyond what it paid."""
     for name, value in settings_from_env().items():
         app.config.setdefault(name, value)
-    for name in ("MAX_REQUEST_COST", "RATE_LIMIT", "UNIT_CPU_MS", "HEAVY_CONCURRENCY", "HEAVY_WAIT_S",
-                 "HEAVY_QUEUE"):
-        value = app.config[name]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
-            raise TypeError(f"{name} must be a number of zero or more, got {value!r}")
-    if app.config["UNIT_CPU_MS"] <= 0:
-        raise TypeError(f"UNIT_CPU_MS must be above zero, got {app.config['UNIT_CPU_MS']!r}")
+    _check(app.config)
     app.extensions[_KEY] = Limits(app.config)
-
-    @app.before_request
-    def admit():
-        if exempt():
-            return
-        buckets = _limits().buckets
-        if buckets is not None:
-            wait = buckets.wait_s(g.client_id)
-            if wait > 0:
-                _drained()
-                raise TooManyRequests(f"this client has spent its units (SIZING_RATE_LIMIT {buckets.rate:g} a "
-                                      f"second, burst {buckets.burst:g}); retry in {math.ceil(wait)} s",
-                                      retry_after=math.ceil(wait))
-            buckets.pay(g.client_id, 1)
-            g.admitted = True
-        g.units = 1.0
-        g.cpu_started_s = time.thread_time()
-
-    @app.after_request
-    def settle(response: Response) -> Response:
-        started = g.pop("cpu_started_s", None)
-        if started is None:
-            return response
-        limits = _limits()
-        cpu_s = time.thread_time() - started
-        units = max(g.get("units", 1.0), cpu_s / limits.unit_cpu_s)
-        if limits.buckets is not None and g.get("admitted") and units > g.get("units", 1.0):
-            limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
-        route = request.url_rule.rule if request.url_rule is not None else None
-        count_cost(route, g.get("key_id"), units, cpu_s)
-        return response
+    app.before_request(lambda: None if exempt() else _admit())
+    app.after_request(_settle)
+    app.teardown_request(_release)

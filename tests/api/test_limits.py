@@ -175,3 +175,19 @@ def test_the_queue_leaves_one_thread_for_light_requests(monkeypatch, threads, sl
     monkeypatch.setenv("THREADS", str(threads))
     monkeypatch.setenv("SIZING_HEAVY_CONCURRENCY", str(slots))
     assert create_app().extensions[LIMITS].slots["batch"].queue == queue
+
+
+def test_a_request_as_costly_as_a_batch_takes_a_batch_slot_whatever_its_endpoint():
+    app = app_with(HEAVY_WAIT_S=0.05)
+    client = app.test_client()
+    slots = app.extensions[LIMITS].slots["batch"]
+    assert slots.acquire("a batch elsewhere")
+    try:
+        busy = client.post("/rank", json={"line": "datacenter", "model": HUGE})  # 3 x 62.5 units
+        assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
+        assert client.post("/rank", json={"line": "datacenter", "model": "llama-3.1-8b"}).status_code == 200
+    finally:
+        slots.release()
+    assert client.post("/rank", json={"line": "datacenter", "model": HUGE}).status_code == 200
+    assert slots.acquire("next") and slots._free == 0  # the costly request gave its slot back
+    slots.release()
