@@ -15,7 +15,8 @@ must arrive within ARRIVAL_S of its connection's accept (or of its first byte, o
 connection); after that the connection gets a 408 and is closed, and the worker logs how many
 it closed. What is too large to buffer (a head past gunicorn's own limits, a body past
 BODY_BYTES) goes to a thread at once, where gunicorn or the app refuse it. Connections per
-worker stay bounded by gunicorn's worker_connections.
+worker stay bounded by gunicorn's worker_connections, and the bytes held for requests still
+arriving by BUFFER_BYTES (SIZING_ARRIVAL_BUFFER_MIB, 32 MiB; past it, 503).
 
 Only plain HTTP/1.x is buffered. With TLS, HTTP/2 or the uWSGI protocol configured, this is
 gthread unchanged.
@@ -44,12 +45,28 @@ def _arrival_s() -> float:
 # A request must arrive whole within this many seconds (SIZING_ARRIVAL_S, default 10: a real
 # client sends a sizing request, at most 1 MiB, in milliseconds).
 ARRIVAL_S = _arrival_s()
-# Bodies buffered in the main loop: the app refuses more than 1 MiB (service/app.py), so a
-# larger body goes straight to a thread to be refused there.
-BODY_BYTES = 2 << 20
+# Bodies buffered in the main loop: the app refuses more than 1 MiB (service/app.py's
+# MAX_BODY_BYTES, not imported: this module is loaded by gunicorn's master, which must not
+# import the app), so a larger body goes straight to a thread to be refused there.
+BODY_BYTES = 1 << 20
 RECV_BYTES = 1 << 16
 # Closed slow requests are logged at most this often, with their count.
 LOG_EVERY_S = 10.0
+
+
+def _buffer_bytes() -> int:
+    value = os.environ.get("SIZING_ARRIVAL_BUFFER_MIB", "").strip()
+    mib = float(value) if value else 32.0
+    if not 0 < mib < 1 << 20:
+        raise ValueError(f"SIZING_ARRIVAL_BUFFER_MIB must be a number of MiB above 0, got {value!r}")
+    return int(mib * (1 << 20))
+
+
+# The most bytes one worker holds for requests still arriving (SIZING_ARRIVAL_BUFFER_MIB, 32):
+# what the kernel's socket buffers held before is in the worker's memory now, and a thousand
+# connections each sending a megabyte must not take the pod past its memory limit. A request
+# whose bytes would pass it gets a 503 with Retry-After and is closed.
+BUFFER_BYTES = _buffer_bytes()
 
 _HEAD_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.I | re.M)
@@ -141,6 +158,7 @@ class BufferingThreadWorker(ThreadWorker):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.arriving: set[_Conn] = set()
+        self.buffered = 0  # the bytes of the requests in `arriving`
         self.slow_closed = 0
         self.slow_logged_at = 0.0
         self.buffering = not (self.cfg.is_ssl or getattr(self.cfg, "protocol", "http") != "http"
@@ -176,6 +194,7 @@ class BufferingThreadWorker(ThreadWorker):
             return self._hand_over(conn)
         conn.sock.setblocking(False)
         self.arriving.add(conn)
+        self.buffered += len(conn.inbox)
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
     def _on_readable(self, conn: _Conn, _sock) -> None:
@@ -191,7 +210,13 @@ class BufferingThreadWorker(ThreadWorker):
             conn.close()
             return
         conn.inbox += data
-        if self._whole(conn):
+        self.buffered += len(data)
+        if self.buffered > BUFFER_BYTES:
+            self._forget(conn)
+            self._refuse(conn, 503, "Service Unavailable", "too many requests are arriving at once; retry in a second")
+            self.nr_conns -= 1
+            conn.close()
+        elif self._whole(conn):
             self._forget(conn)
             self._hand_over(conn)
 
@@ -241,7 +266,9 @@ class BufferingThreadWorker(ThreadWorker):
         self.enqueue_req(conn)
 
     def _forget(self, conn: _Conn) -> None:
-        self.arriving.discard(conn)
+        if conn in self.arriving:
+            self.arriving.discard(conn)
+            self.buffered -= len(conn.inbox)
         with contextlib.suppress(KeyError, ValueError, OSError):
             self.poller.unregister(conn.sock)
 
@@ -253,17 +280,19 @@ class BufferingThreadWorker(ThreadWorker):
         for conn in [c for c in self.arriving if c.deadline <= now or (not self.alive and not c.inbox)]:
             self._forget(conn)
             if conn.inbox:
-                self._too_slow(conn)
+                self.slow_closed += 1
+                self._refuse(conn, 408, "Request Timeout", f"the request did not arrive whole within {ARRIVAL_S:g} s")
             self.nr_conns -= 1
             conn.close()
         self._log_slow(now)
 
-    def _too_slow(self, conn: _Conn) -> None:
-        self.slow_closed += 1
-        body = json.dumps({"type": "about:blank", "title": "Request Timeout", "status": 408,
-                           "detail": f"the request did not arrive whole within {ARRIVAL_S:g} s",
+    @staticmethod
+    def _refuse(conn: _Conn, status: int, title: str, detail: str) -> None:
+        """A problem+json answer, best effort (the socket is not blocking), before the close."""
+        body = json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail,
                            "instance": "", "errors": [], "request_id": "-"}).encode()
-        head = ("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
+        retry = "Retry-After: 1\r\n" if status == 503 else ""
+        head = (f"HTTP/1.1 {status} {title}\r\nConnection: close\r\n{retry}Content-Type: application/problem+json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
         with contextlib.suppress(OSError):
             conn.sock.send(head + body)

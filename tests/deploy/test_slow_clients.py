@@ -14,7 +14,10 @@ import requests
 from gunicorn.config import Config
 from gunicorn.workers.gthread import ThreadWorker
 
+from service import gunicorn_worker
+from service.app import MAX_BODY_BYTES
 from service.gunicorn_worker import (
+    BODY_BYTES,
     CHUNK_LINE_BYTES,
     BufferingThreadWorker,
     _Conn,
@@ -208,7 +211,7 @@ def loop(monkeypatch):
     worker = BufferingThreadWorker.__new__(BufferingThreadWorker)
     worker.cfg = Config()
     worker.poller = selectors.DefaultSelector()
-    worker.arriving, worker.nr_conns, worker.alive, worker.log = set(), 0, True, Log()
+    worker.arriving, worker.nr_conns, worker.alive, worker.log, worker.buffered = set(), 0, True, Log(), 0
     worker.slow_closed, worker.slow_logged_at, worker.buffering = 0, 0.0, True
     worker.pending_conns, worker.keepalived_conns = deque(), deque()
     worker.handed = []
@@ -361,3 +364,24 @@ def test_only_plain_http_is_buffered(settings, buffering):
         assert worker.buffering is buffering and worker.arriving == set()
     finally:
         worker.tmp.close()
+
+
+def test_the_bytes_held_for_arriving_requests_are_bounded_and_accounted(loop, monkeypatch):
+    monkeypatch.setattr(gunicorn_worker, "BUFFER_BYTES", 1200)
+    first, first_client = loop.connection()
+    first_client.sendall(post(b"x" * 400, b"Content-Length: 900"))
+    loop.turn()
+    assert loop.buffered == len(first.inbox) > 400 and loop.arriving == {first}
+    second, second_client = loop.connection()
+    second_client.sendall(post(b"y" * 700, b"Content-Length: 900"))
+    loop.turn()
+    said = second_client.recv(500)
+    assert said.startswith(b"HTTP/1.1 503 Service Unavailable") and b"Retry-After: 1" in said
+    assert loop.arriving == {first} and loop.nr_conns == 1 and loop.buffered == len(first.inbox)
+    first_client.sendall(b"x" * 500)
+    loop.turn()
+    assert loop.handed == [first] and loop.buffered == 0
+
+
+def test_the_loop_buffers_no_more_body_than_the_app_accepts():
+    assert BODY_BYTES == MAX_BODY_BYTES
