@@ -29,7 +29,9 @@ SETTINGS = {
 
 def flooded(base: str, kind: str, slow: int = 0, probe_healthz: bool = False) -> tuple[dict, dict]:
     """The calm client's result while a flooding process (the benchmark's) runs `kind`."""
-    proc = bench.spawn_flooder(base, FLOOD_S, 8 if kind == "costly" else 4, kind, slow, start_new_session=True)
+    # 8 threads: more than the workers' batch slots and waiting places take (2 x (1 + 1) for one
+    # client), so that the limits must refuse some whatever the machine's speed
+    proc = bench.spawn_flooder(base, FLOOD_S, 8, kind, slow, start_new_session=True)
     processes.STARTED.append(proc.pid)
     try:
         time.sleep(1.0)  # the flood is on before the calm client starts
