@@ -24,7 +24,6 @@ gthread unchanged.
 
 import contextlib
 import errno
-import json
 import os
 import re
 import selectors
@@ -32,6 +31,8 @@ import time
 from functools import partial
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from .gunicorn_errors import problem_response
 
 
 def _arrival_s() -> float:
@@ -289,13 +290,8 @@ class BufferingThreadWorker(ThreadWorker):
     @staticmethod
     def _refuse(conn: _Conn, status: int, title: str, detail: str) -> None:
         """A problem+json answer, best effort (the socket is not blocking), before the close."""
-        body = json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail,
-                           "instance": "", "errors": [], "request_id": "-"}).encode()
-        retry = "Retry-After: 1\r\n" if status == 503 else ""
-        head = (f"HTTP/1.1 {status} {title}\r\nConnection: close\r\n{retry}Content-Type: application/problem+json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
         with contextlib.suppress(OSError):
-            conn.sock.send(head + body)
+            conn.sock.send(problem_response(status, title, detail, 1 if status == 503 else None))
 
     def _log_slow(self, now: float) -> None:
         if self.slow_closed and now - self.slow_logged_at >= LOG_EVERY_S:

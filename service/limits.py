@@ -114,6 +114,11 @@ def weight(layers) -> float:
     return max(1.0, layers / UNIT_LAYERS)
 
 
+def model_weight(model) -> float:
+    """Units one estimate of `model` (a ModelSpec, or None for the default) costs."""
+    return weight(getattr(model, "layers", None))
+
+
 def raw_model_weight(raw) -> float:
     """The weight of a model as a request gives it, before it is checked: a preset name, a
     ModelSpec's `layers`, or an hf_config's layer count."""
@@ -256,26 +261,26 @@ def charge(units: float, what: str) -> None:
         if limits.buckets is not None and g.get("admitted"):
             limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
         g.units = units
-    if units >= HEAVY_UNITS and not g.get("holds_slot"):
-        # as costly as a batch, whatever the endpoint: it runs in a batch slot (released at the
-        # end of the request), so that a worker's threads are not all busy with such requests
-        g.slot_taken = _take_slot("batch")
+    if units >= HEAVY_UNITS:
+        # as costly as a batch, whatever the endpoint: it runs in a batch slot, so that a
+        # worker's threads are not all busy with such requests
+        _take_slot("batch")
 
 
-def _take_slot(kind: str) -> FairSlots | None:
-    """A heavy slot of `kind` for this request (None when slots are off), or 503 with Retry-After."""
+def _take_slot(kind: str) -> None:
+    """A heavy slot of `kind` for the rest of this request (given back at its teardown), unless
+    it holds one already or slots are off; 503 with Retry-After when none comes in time."""
     limits = _limits()
     slots = limits.slots[kind]
-    if slots is None:
-        return None
+    if slots is None or "slot_taken" in g:
+        return
     if not slots.acquire(g.get("client_id", "-")):
         _drained()
         raise ServiceUnavailable(
             f"this instance is already running {limits.slot_count} {kind} request"
             f"{'s' if limits.slot_count > 1 else ''} at once and no place to wait was free within "
             f"{slots.wait_s:g} s; retry in a second", retry_after=1)
-    g.holds_slot = True
-    return slots
+    g.slot_taken = slots
 
 
 def heavy(kind: str) -> Callable:
@@ -285,13 +290,8 @@ def heavy(kind: str) -> Callable:
     def decorate(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
-            slots = _take_slot(kind)
-            try:
-                return view(*args, **kwargs)
-            finally:
-                if slots is not None:
-                    slots.release()
-                    g.holds_slot = False
+            _take_slot(kind)
+            return view(*args, **kwargs)
 
         return wrapper
 
@@ -341,7 +341,7 @@ def _settle(response: Response) -> Response:
 
 
 def _release(_exc: BaseException | None) -> None:
-    """The batch slot a costly request took in `charge`, given back however the request ended."""
+    """The heavy slot the request took, given back however it ended."""
     slots = g.pop("slot_taken", None)
     if slots is not None:
         slots.release()

@@ -231,12 +231,12 @@ class _FolderHealth:
 
 
 def _scrape() -> Response:
-    problem = folder_problem()
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
         registry = CollectorRegistry()
-        if not problem or os.path.isdir(os.environ["PROMETHEUS_MULTIPROC_DIR"]):
+        if os.path.isdir(folder):  # gone: only the folder's health is said
             multiprocess.MultiProcessCollector(registry)
-        registry.register(_FolderHealth(problem))
+        registry.register(_FolderHealth(folder_problem()))
     else:
         registry = REGISTRY
     try:

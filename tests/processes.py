@@ -37,6 +37,11 @@ def _table() -> dict[int, tuple[int, int]]:
     return table
 
 
+def children(parent: int) -> set[int]:
+    """The live processes whose parent is `parent` (gunicorn's workers, for its master)."""
+    return {pid for pid, (ppid, _) in _table().items() if ppid == parent}
+
+
 def members(session: int) -> list[int]:
     """The live processes of one session the suite started."""
     return [pid for pid, (_, sid) in _table().items() if sid == session]

@@ -2,7 +2,7 @@
 
 from flask import Blueprint, Response, request
 
-from ..limits import PLOT_COST, charge, heavy, weight
+from ..limits import PLOT_COST, charge, heavy, model_weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, InvalidInputError, Offer, defaults
 from ..sizing import compare as domain
@@ -52,7 +52,7 @@ def compare():
     offers = _offers(args, catalogs)
     kind = preferred(("application/json", "text/csv", HTML_MIME))
     charts = 2 * PLOT_COST if kind == HTML_MIME else 0
-    charge(2 * len(offers) * weight(args["model"].layers) + charts, f"a comparison of {len(offers)} options")
+    charge(2 * len(offers) * model_weight(args["model"]) + charts, f"a comparison of {len(offers)} options")
     energy = args["energy"]
     result = domain.compare(args["model"], args["workload"], offers, energy, args.get("target"),
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from flask import Blueprint, request
 
-from ..limits import charge, weight
+from ..limits import charge, model_weight
 from ..metrics import count_estimate
 from ..sizing import (
     InvalidInputError,
@@ -28,11 +28,6 @@ from .lang import preferred_lang
 bp = Blueprint("decisions", __name__)
 RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about three estimates
 
-
-def _model_weight(model) -> float:
-    """A ranking's or recommendation's model weighs as in an estimate (layers / 64)."""
-    return weight(getattr(model, "layers", None))
-
 _rank_in, _rank_out = s.RankRequestSchema(), dumper(s.RankResponseSchema)
 _recommend_in, _recommend_out = s.RecommendRequestSchema(), dumper(s.RecommendResponseSchema)
 _normalize_in, _normalize_out = s.NormalizeRequestSchema(), dumper(s.NormalizeResponseSchema)
@@ -42,7 +37,7 @@ _trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootR
 @bp.post("/rank")
 def rank():
     args = _rank_in.load(json_body(request))
-    charge(RANK_COST * _model_weight(args.get("model")), "a ranking")
+    charge(RANK_COST * model_weight(args.get("model")), "a ranking")
     catalogs = current_catalogs()
     names = args.get("cards")
     cards = tuple(catalogs.cards.get(n, "cards") for n in names) if names else None
@@ -65,7 +60,7 @@ def _single_line(cards) -> str:
 @bp.post("/recommend")
 def recommend():
     args = _recommend_in.load(json_body(request))
-    charge(RANK_COST * _model_weight(args.get("model")), "a recommendation")
+    charge(RANK_COST * model_weight(args.get("model")), "a recommendation")
     catalogs = current_catalogs()
     scenario = rec.SCENARIOS.get(args.get("scenario"))
     model = args.get("model") or catalogs.models.get(scenario.model).spec

@@ -6,7 +6,7 @@ from flask import Blueprint, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..limits import charge, heavy, raw_model_weight, weight
+from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, Price, SizingError, defaults
 from ..sizing import questions as domain
@@ -88,7 +88,7 @@ def _counted(line: str, body: dict):
 def estimate():
     paths = _fields(request.args)
     args = _estimate_in.load(json_body(request))
-    charge(weight(args["model"].layers), "this estimate")
+    charge(model_weight(args["model"]), "this estimate")
     return _counted(*_estimate(args, paths))
 
 
@@ -99,7 +99,7 @@ def estimate_get():
     query = query_args(request)
     query.pop("fields", None)
     args = _estimate_query.load(query)
-    charge(weight(args["model"].layers), "this estimate")
+    charge(model_weight(args["model"]), "this estimate")
     return _counted(*_estimate(args, paths))
 
 
@@ -123,7 +123,7 @@ def estimate_batch():
 def estimate_sweep():
     args = _sweep_in.load(json_body(request))
     cards = matching(args.get("filters"))
-    charge(len(cards) * weight(args["model"].layers), f"a sweep over {len(cards)} cards")
+    charge(len(cards) * model_weight(args["model"]), f"a sweep over {len(cards)} cards")
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
     answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)})
@@ -153,7 +153,7 @@ def _item(index: int, load) -> dict:
 @bp.post("/memory")
 def memory():
     args = _memory_in.load(json_body(request))
-    charge(weight(args["model"].layers), "this memory question")
+    charge(model_weight(args["model"]), "this memory question")
     hardware = args.get("hardware")
     result = domain.memory(args["model"], args["workload"], hardware)
     count_estimate("memory", hardware.card.line if hardware else "none")
@@ -163,7 +163,7 @@ def memory():
 @bp.post("/throughput")
 def throughput():
     args = _throughput_in.load(json_body(request))
-    charge(weight(args["model"].layers), "this throughput question")
+    charge(model_weight(args["model"]), "this throughput question")
     result = domain.throughput(args["model"], args["workload"], args["hardware"])
     count_estimate("throughput", result.card.line)
     return _throughput_out(result)
@@ -172,7 +172,7 @@ def throughput():
 @bp.post("/scaling")
 def scaling():
     args = _scaling_in.load(json_body(request))
-    charge(weight(args["model"].layers), "this scaling question")
+    charge(model_weight(args["model"]), "this scaling question")
     result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
     count_estimate("scaling", result.card.line)
     return _scaling_out(result)
@@ -188,7 +188,7 @@ def capacity():
         cards = tuple({card.id: card for card in named}.values())  # one answer per card, in order
     else:
         cards = tuple(matching(args.get("filters")))
-    charge(2 * len(cards) * weight(args["model"].layers), f"capacity on {len(cards)} cards")
+    charge(2 * len(cards) * model_weight(args["model"]), f"capacity on {len(cards)} cards")
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              args.get("lang") or preferred_lang())

@@ -32,15 +32,7 @@ class Server:
 
     def children(self) -> set[int]:
         """The master's live worker pids."""
-        pids = set()
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == self.proc.pid and fields[0] != "Z":
-                pids.add(int(stat.parent.name))
-        return pids
+        return processes.children(self.proc.pid)
 
     def log_lines(self) -> list[dict]:
         lines = []
