@@ -262,6 +262,7 @@ def test_the_loop_answers_100_continue_and_takes_the_expectation_out(loop):
     client.sendall(ESTIMATE)
     loop.turn()
     assert loop.handed == [conn] and b"expect" not in bytes(conn.inbox).lower()
+    assert loop.buffered == 0  # the shortened head is still accounted for whole
 
 
 def test_a_request_late_past_its_deadline_gets_a_408_and_an_idle_one_is_closed_quietly(loop):
