@@ -320,6 +320,11 @@ HINT_CHARS = 64
 SIMILAR = 0.6  # difflib's cutoff for a near spelling
 
 
+def _shared_start(a: str, b: str) -> int:
+    """How many leading characters two names share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def closest_hint(name: str, index: Mapping) -> str:
     """'; closest: a, b, c' naming the entries nearest to `name`: first those that share its
     model number ("a100", "4090"), then the nearest spellings, so that a near miss names its
@@ -335,7 +340,8 @@ def closest_hint(name: str, index: Mapping) -> str:
             family.append((-matcher.ratio(), position, entry))  # ties keep the catalog's order
         elif matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR and \
                 matcher.ratio() >= SIMILAR:
-            near.append((matcher.ratio(), 0, entry))  # best first, ties by name as difflib orders them
+            # best first; on a tie the longer shared start (MI301X: mi300x before mi350x)
+            near.append((matcher.ratio(), _shared_start(key, entry), entry))
     ids: list[str] = []
     for _, _, entry in sorted(family) + sorted(near, reverse=True):
         entry_id = index[entry].id

@@ -4,8 +4,11 @@ Supported families and what they add to the Llama pattern (embedding, per layer 
 gated MLP + norms, final norm, output head unless tied):
   llama, mistral, qwen2 (q/k/v bias), qwen3 (q/k norms), gemma, gemma2 and gemma3_text
   (four norms a layer, tied), phi3, mixtral (MoE), qwen2_moe (MoE + shared expert), qwen3_moe,
-  deepseek_v3 (multi-head latent attention + MoE with shared experts), gpt_oss (MoE with biases,
-  attention sinks). Anything else is refused with the list, never guessed.
+  deepseek_v3 and kimi_k2 (multi-head latent attention + MoE with shared experts), deepseek_v32
+  (the same plus the DSA lightning indexer), glm4_moe (DeepSeek-style MoE with GQA, q/k/v bias),
+  llama4_text (MoE with a shared expert, interleaved with dense layers), nemotron (squared-ReLU MLP
+  without a gate, LayerNorm with bias), gpt_oss (MoE with biases, attention sinks). Anything else
+  is refused with the list, never guessed.
 """
 
 from collections.abc import Mapping
@@ -26,12 +29,18 @@ MAX_EXPERTS = 100_000
 _TIED_DEFAULT = {
     "llama": False, "mistral": False, "qwen2": False, "qwen3": False, "gemma": True,
     "gemma2": True, "gemma3_text": True, "phi3": False, "mixtral": False, "qwen2_moe": False,
-    "qwen3_moe": False, "deepseek_v3": False, "gpt_oss": False,
+    "qwen3_moe": False, "deepseek_v3": False, "gpt_oss": False, "kimi_k2": False,
+    "deepseek_v32": False, "glm4_moe": False, "llama4_text": False, "nemotron": False,
 }
 SUPPORTED = tuple(_TIED_DEFAULT)
 _NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
 _QK_NORM = ("qwen3", "qwen3_moe", "gemma3_text")
 _QKV_BIAS = ("qwen2", "qwen2_moe")
+# Multi-head latent attention (DeepSeek-V3's shapes; kimi_k2 is that architecture renamed).
+_MLA = ("deepseek_v3", "deepseek_v32", "kimi_k2")
+# Families whose MoE block is DeepSeek's: routed + shared experts, a router with a per-expert
+# score-correction bias, the first first_k_dense_replace layers dense.
+_DEEPSEEK_MOE = _MLA + ("glm4_moe",)
 
 
 @dataclass(frozen=True)
@@ -92,9 +101,9 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
     vision = 0
     if isinstance(raw.get("text_config"), Mapping):
         text = raw["text_config"]
-        vision = _gemma3_vision(raw, text)
-        notes.append("multimodal config: the SigLIP vision encoder and projector "
-                     f"({vision / 1e9:.2f}B) are counted" if vision else
+        vision = _gemma3_vision(raw, text) or _llama4_vision(raw, text)
+        notes.append(f"multimodal config: the {_VISION_NAME.get(str(raw.get('model_type')), 'vision')} "
+                     f"encoder and projector ({vision / 1e9:.2f}B) are counted" if vision else
                      "text model of a multimodal config; the vision encoder is not counted")
         raw, prefix = text, f"{FIELD}.text_config"
     model_type = raw.get("model_type")
@@ -116,7 +125,11 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
     tied = c.bool("tie_word_embeddings", _TIED_DEFAULT[model_type])
     counted = _count(model_type, c, hidden, layers, heads, kv_heads, head_dim)
     embedding = vocab * hidden
-    total = counted.total + embedding * (1 if tied else 2) + vision
+    mtp = _glm_mtp(model_type, c, hidden, layers, heads, kv_heads, head_dim, vocab)
+    if mtp:
+        notes.append(f"the checkpoint's multi-token-prediction layer ({mtp / 1e9:.2f}B, with its own "
+                     "embedding and head copies) is counted in the total, not in the active")
+    total = counted.total + embedding * (1 if tied else 2) + vision + mtp
     active = counted.active + embedding * (1 if tied else 2)
     window, sliding = _sliding(model_type, c, layers)
     context, context_source = _context(c)
@@ -135,7 +148,7 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         source="counted from the config.json given",
         embedding_params=embedding,
         tied_embeddings=tied,
-        kv_values_per_layer=_mla_latent(c) if model_type == "deepseek_v3" else None,
+        kv_values_per_layer=_mla_latent(model_type, c) if model_type in _MLA else None,
         sliding_window=window,
         sliding_layers=sliding,
         experts=_experts(model_type, c) if moe else None,
@@ -202,6 +215,9 @@ def _context(c: _Config) -> tuple[int | None, str]:
     return scaled, f"rope_scaling {kind} x{factor:g} from {original:,} positions = {scaled:,}"
 
 
+_VISION_NAME = {"gemma3": "SigLIP vision", "llama4": "Llama 4 vision"}
+
+
 def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
     """Gemma 3's SigLIP vision tower and projector; 0 when the config has no such tower."""
     vision = raw.get("vision_config")
@@ -221,29 +237,55 @@ def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
     return layers * per_layer + embeddings + 2 * hidden + projector
 
 
+def _llama4_vision(raw: Mapping, text: Mapping) -> int:
+    """Llama 4's vision tower (patch unfold, class and position embeddings, pre/post LayerNorm,
+    ViT layers with biased attention and GELU MLP), its pixel-shuffle adapter MLP and the
+    projector into the text model; 0 when the config has no such tower."""
+    vision = raw.get("vision_config")
+    if raw.get("model_type") != "llama4" or not isinstance(vision, Mapping):
+        return 0
+    if vision.get("model_type") != "llama4_vision_model":
+        return 0
+    v = _Config(vision, f"{FIELD}.vision_config")
+    hidden, inter, layers = v.integer("hidden_size"), v.integer("intermediate_size"), v.integer("num_hidden_layers")
+    patch, image, channels = v.integer("patch_size"), v.integer("image_size"), v.integer("num_channels", 3)
+    if not patch:
+        raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
+    per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
+    embeddings = channels * patch * patch * hidden + hidden + ((image // patch) ** 2 + 1) * hidden
+    adapter = inter * v.integer("projector_input_dim") + v.integer("projector_output_dim") ** 2
+    text_hidden = _Config(text, f"{FIELD}.text_config").integer("hidden_size")
+    projector = v.integer("vision_output_dim") * text_hidden  # multi_modal_projector, no bias
+    return layers * per_layer + embeddings + 4 * hidden + adapter + projector
+
+
 def _activation_width(model_type, c: _Config) -> int | None:
     """The MLP width a token's activations pass through (one expert's for an MoE)."""
-    key = "moe_intermediate_size" if model_type in ("qwen2_moe", "qwen3_moe", "deepseek_v3") \
+    key = "moe_intermediate_size" if model_type in ("qwen2_moe", "qwen3_moe") + _DEEPSEEK_MOE \
         else "intermediate_size"
     return c.optional_integer(key)
 
 
 def _attention_kind(model_type: str, heads: int, kv_heads: int) -> str:
-    if model_type == "deepseek_v3":
+    if model_type in _MLA:
         return "mla"
     return "mha" if kv_heads == heads else ("mqa" if kv_heads == 1 else "gqa")
 
 
 def _count(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim) -> _Counted:
     """Parameters of the layers and the final norm (embeddings are added by the caller)."""
-    if model_type == "deepseek_v3":
+    if model_type in _MLA:
         attention, attention_shapes = _mla_params(c, hidden, heads)
+        if model_type == "deepseek_v32":
+            indexer, indexer_shapes = _dsa_indexer_params(c, hidden)
+            attention, attention_shapes = attention + indexer, attention_shapes + indexer_shapes
     else:
         attention = _attention_params(model_type, c, hidden, heads, kv_heads, head_dim)
         q, kv = heads * head_dim, kv_heads * head_dim
         attention_shapes = (("attention", hidden, q, 1), ("attention", hidden, kv, 2),
                             ("attention", q, hidden, 1))
-    norms = _NORMS_PER_LAYER.get(model_type, 2) * hidden
+    norm = _norm_params(model_type, hidden)
+    norms = _NORMS_PER_LAYER.get(model_type, 2) * norm
     total = active = expert = moe_layers = 0
     shapes: dict[tuple[str, int, int], int] = {}
     for index in range(layers):
@@ -254,18 +296,18 @@ def _count(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim) ->
         moe_layers += mlp.expert > 0
         for tag, fan_in, fan_out, count in attention_shapes + mlp.shapes:
             shapes[(tag, fan_in, fan_out)] = shapes.get((tag, fan_in, fan_out), 0) + count
-    return _Counted(total + hidden, active + hidden, expert,
+    return _Counted(total + norm, active + norm, expert,
                     tuple((tag, i, o, n) for (tag, i, o), n in shapes.items()), moe_layers)
 
 
 def _attention_params(model_type, c: _Config, hidden, heads, kv_heads, head_dim) -> int:
     q, kv = heads * head_dim, kv_heads * head_dim
     params = hidden * q + 2 * hidden * kv + q * hidden
-    if model_type in _QKV_BIAS:
-        params += q + 2 * kv
+    if model_type in _QKV_BIAS or (model_type == "glm4_moe" and c.bool("attention_bias", False)):
+        params += q + 2 * kv  # q/k/v biases, none on o_proj
     elif c.bool("attention_bias", False):
         params += q + 2 * kv + hidden
-    if model_type in _QK_NORM:
+    if model_type in _QK_NORM or (model_type == "glm4_moe" and c.bool("use_qk_norm", False)):
         params += 2 * head_dim
     if model_type == "gpt_oss":
         params += heads  # one attention-sink logit per head
@@ -288,9 +330,28 @@ def _mla_params(c: _Config, hidden, heads) -> tuple[int, tuple]:
     return q + kv + heads * v_dim * hidden, shapes
 
 
-def _mla_latent(c: _Config) -> int:
-    """MLA caches the compressed KV latent plus the shared RoPE key per token and layer."""
-    return c.integer("kv_lora_rank") + c.integer("qk_rope_head_dim")
+def _mla_latent(model_type, c: _Config) -> int:
+    """MLA caches the compressed KV latent plus the shared RoPE key per token and layer; DSA's
+    lightning indexer adds its own key (index_head_dim values) per token and layer."""
+    latent = c.integer("kv_lora_rank") + c.integer("qk_rope_head_dim")
+    return latent + (c.integer("index_head_dim") if model_type == "deepseek_v32" else 0)
+
+
+def _dsa_indexer_params(c: _Config, hidden) -> tuple[int, tuple]:
+    """DeepSeek-V3.2's lightning indexer, one per layer (DeepSeek-V3.2-Exp inference/model.py
+    Indexer): wq_b from the q latent to index_n_heads x index_head_dim, wk from the hidden state
+    to one index_head_dim key, k_norm a LayerNorm with bias, weights_proj to one weight per head.
+    No biases on the projections."""
+    q_rank = c.integer("q_lora_rank")
+    heads, head_dim = c.integer("index_n_heads"), c.integer("index_head_dim")
+    params = q_rank * heads * head_dim + hidden * head_dim + 2 * head_dim + hidden * heads
+    return params, (("attention", q_rank, heads * head_dim, 1), ("attention", hidden, head_dim, 1),
+                    ("attention", hidden, heads, 1))
+
+
+def _norm_params(model_type, hidden: int) -> int:
+    """One norm's parameters: RMSNorm has a weight; nemotron's LayerNorm1P a weight and a bias."""
+    return 2 * hidden if model_type == "nemotron" else hidden
 
 
 def _gated(hidden: int, intermediate: int) -> int:
@@ -314,8 +375,12 @@ def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
                     shapes=_gated_shapes("expert", hidden, inter, experts))
     if model_type in ("qwen2_moe", "qwen3_moe"):
         return _qwen_moe(model_type, c, hidden, index)
-    if model_type == "deepseek_v3":
+    if model_type in _DEEPSEEK_MOE:
         return _deepseek_moe(c, hidden, index)
+    if model_type == "llama4_text":
+        return _llama4_mlp(c, hidden, index)
+    if model_type == "nemotron":
+        return _ungated(hidden, c.integer("intermediate_size"), c.bool("mlp_bias", False))
     if model_type == "gpt_oss":
         inter, experts = c.integer("intermediate_size"), c.integer("num_local_experts")
         expert = 2 * hidden * inter + 2 * inter + inter * hidden + hidden  # fused gate_up, biases
@@ -375,9 +440,47 @@ def _deepseek_moe(c: _Config, hidden, index) -> _Counted:
                 _gated_shapes("mlp", hidden, inter, n_shared) + _gated_shapes("expert", hidden, inter, experts))
 
 
+def _glm_mtp(model_type, c: _Config, hidden, layers, heads, kv_heads, head_dim, vocab) -> int:
+    """GLM-4.5's checkpoint ships num_nextn_predict_layers MTP layers (model.layers.N onward),
+    each a full MoE decoder layer plus enorm, hnorm, eh_proj (2 x hidden -> hidden), a
+    shared_head norm, and its own embed_tokens and shared_head.head copies; 0 for other families
+    (DeepSeek's published totals leave their MTP module out)."""
+    n = c.integer("num_nextn_predict_layers", 0) if model_type == "glm4_moe" else 0
+    if not n:
+        return 0
+    layer = (_attention_params(model_type, c, hidden, heads, kv_heads, head_dim) + 2 * hidden
+             + _mlp(model_type, c, hidden, layers).total)
+    return n * (layer + 2 * hidden * hidden + 3 * hidden + 2 * vocab * hidden)
+
+
+def _ungated(hidden: int, intermediate: int, bias: bool) -> _Counted:
+    """An MLP without a gate (nemotron's squared ReLU): up and down, two matrices not three."""
+    params = 2 * hidden * intermediate + (intermediate + hidden if bias else 0)
+    return _Counted(params, params, 0, (("mlp", hidden, intermediate, 1), ("mlp", intermediate, hidden, 1)))
+
+
+def _llama4_mlp(c: _Config, hidden, index) -> _Counted:
+    """Llama 4: MoE layers every interleave_moe_layer_step layers (or those moe_layers lists),
+    each num_local_experts routed experts of intermediate_size (fused gate_up and down, no bias),
+    a router without bias and one always-on shared expert of the same width; the other layers
+    a dense gated MLP of intermediate_size_mlp."""
+    step = c.integer("interleave_moe_layer_step", 1) or 1
+    layers = c.integer("num_hidden_layers")
+    moe_layers = c.once("moe_layers", lambda: _layer_indices(c, "moe_layers")
+                        if c.raw.get("moe_layers") is not None
+                        else frozenset(range(step - 1, layers, step)))
+    if index not in moe_layers:
+        return _dense(hidden, c.integer("intermediate_size_mlp", c.raw.get("intermediate_size")))
+    inter, experts = c.integer("intermediate_size"), c.integer("num_local_experts")
+    return _moe(experts, c.integer("num_experts_per_tok"), _gated(hidden, inter), hidden, 0,
+                _gated(hidden, inter),
+                _gated_shapes("mlp", hidden, inter) + _gated_shapes("expert", hidden, inter, experts))
+
+
 def _experts(model_type, c: _Config) -> int:
     key = {"mixtral": "num_local_experts", "gpt_oss": "num_local_experts",
-           "deepseek_v3": "n_routed_experts"}.get(model_type, "num_experts")
+           "llama4_text": "num_local_experts"}.get(
+        model_type, "n_routed_experts" if model_type in _DEEPSEEK_MOE else "num_experts")
     return c.integer(key)
 
 
@@ -405,9 +508,30 @@ def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
         sliding = max(0, layers - c.integer("max_window_layers", layers))
     elif model_type in ("mistral", "mixtral", "phi3"):
         sliding = layers if window else 0
+    elif model_type == "llama4_text":
+        return _llama4_chunked(c, layers)
     else:
         return None, 0
     if sliding and not window:
         raise InvalidInputError("config has sliding-window layers but no sliding_window",
                                 f"{c.prefix}.sliding_window")
     return (window, sliding) if sliding else (None, 0)
+
+
+def _llama4_chunked(c: _Config, layers: int) -> tuple[int | None, int]:
+    """Llama 4's RoPE layers attend within chunks of attention_chunk_size tokens (its NoPE layers,
+    0 in no_rope_layers, attend to everything), so they cache at most one chunk: counted as a
+    sliding window of that size, an upper bound on what a chunk needs."""
+    chunk = c.optional_integer("attention_chunk_size")
+    flags = c.raw.get("no_rope_layers")
+    if not chunk:
+        return None, 0
+    if flags is None or flags == []:  # transformers' default: every no_rope_layer_interval-th is NoPE
+        interval = c.integer("no_rope_layer_interval", 4) or 4
+        flags = [int((i + 1) % interval != 0) for i in range(layers)]
+    if not isinstance(flags, list) or len(flags) != layers or not all(
+            f in (0, 1) and not isinstance(f, float) for f in flags):
+        raise InvalidInputError("config no_rope_layers must give 0 or 1 for each layer",
+                                f"{c.prefix}.no_rope_layers")
+    sliding = sum(1 for f in flags if f)
+    return (chunk, sliding) if sliding else (None, 0)

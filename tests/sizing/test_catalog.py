@@ -134,6 +134,11 @@ def test_real_card_ids_are_lowercase_with_dashes(card):
         ("B200", 180, 7700, 2250, 1000),
         ("MI300X", 192, 5300, 1307.4, 750),  # AMD: 5.3 TB/s, not the aggregators' 10.3
         ("Gaudi 3", 128, 3670, 1835, 900),
+        ("HGX B300", 288, 7700, 2250, 1100),  # Blackwell brief v2.1 Table 3: 4.5 PF sparse
+        ("GB300 NVL72", 288, 8000, 2500, 1400),  # rack 180 PF dense / 72
+        ("MI355X", 288, 8000, 2500, 1400),  # AMD dense; 5 PF is with sparsity
+        ("MI350X", 288, 8000, 2300, 1000),
+        ("H100 SXM5 96GB", 96, 3360, 989.5, 700),
     ],
 )
 def test_cards_pinned_to_their_datasheets(name, memory_gib, bandwidth_gb_per_s, bf16_tflops, power_w):
@@ -148,9 +153,34 @@ def test_cards_pinned_to_their_datasheets(name, memory_gib, bandwidth_gb_per_s, 
     ("4090", "rtx-4090"), ("RTX 4090", "rtx-4090"), ("GeForce RTX 4090", "rtx-4090"),
     ("H100 SXM5 80GB", "h100-sxm"), ("h100_sxm", "h100-sxm"), ("mi300x", "mi300x"),
     ("Gaudi3", "gaudi-3"), ("RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell-ws"),
+    ("B300", "b300"), ("GB300", "gb300"), ("mi355x", "mi355x"), ("MI350X", "mi350x"),
+    ("RTX PRO 6000 Server Edition", "rtx-pro-6000-blackwell-server"), ("V100 SXM3", "v100-sxm3-32gb"),
+    ("Tesla V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100", "v100-sxm2-32gb"),
 ])
 def test_card_aliases_people_type(name, card_id):
     assert get_card(name).id == card_id
+
+
+@pytest.mark.parametrize(("card_id", "fp16_tflops", "fp32_tflops"), [
+    ("v100-sxm2-16gb", 125, 15.7), ("v100-sxm2-32gb", 125, 15.7), ("v100-sxm3-32gb", 125, 15.7),
+])
+def test_volta_has_fp16_tensor_cores_and_no_bf16(card_id, fp16_tflops, fp32_tflops):
+    card = get_card(card_id)  # V100 datasheet: 125 TFLOPS tensor, 15.7 FP32; no BF16 path
+    assert card.dense_flops["fp16"] == approx(fp16_tflops * 1e12)
+    assert card.dense_flops["fp32"] == approx(fp32_tflops * 1e12)
+    assert "bf16" not in card.dense_flops
+
+
+def test_blackwell_ultra_int8_is_cut_and_fp4_dense_is_as_printed():
+    b300 = get_card("b300")  # brief v2.1 Table 3: INT8 0.15 / 0.30 POPS, FP4 14 / 18 PF
+    assert b300.dense_flops["int8"] == approx(150e12) and b300.dense_flops["fp4"] == approx(14000e12)
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp8", "fp4"])
+def test_the_server_editions_tensor_rates_are_the_workstations_at_its_fp32_clock(precision):
+    """Same GB202 chip; the datasheets give FP32 120 and 125 TFLOPS, so the tensor rates scale alike."""
+    server, workstation = get_card("rtx-pro-6000-blackwell-server"), get_card("rtx-pro-6000-blackwell-ws")
+    assert server.dense_flops[precision] == approx(workstation.dense_flops[precision] * 120 / 125, rel=1e-3)
 
 
 def test_sparse_figures_are_halved_and_said():

@@ -145,13 +145,17 @@ json_values = st.recursive(
 
 
 @given(st.fixed_dictionaries(
-    {"model_type": st.sampled_from(["llama", "qwen3_moe", "deepseek_v3", "gpt_oss", "gemma3_text", "x"])},
+    {"model_type": st.sampled_from(["llama", "qwen3_moe", "deepseek_v3", "gpt_oss", "gemma3_text", "x",
+                                    "kimi_k2", "deepseek_v32", "glm4_moe", "llama4_text", "nemotron"])},
     optional={key: json_values | st.integers(0, 4096) for key in (
         "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
         "vocab_size", "intermediate_size", "head_dim", "num_experts", "num_experts_per_tok",
         "moe_intermediate_size", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
         "v_head_dim", "n_routed_experts", "num_local_experts", "layer_types", "sliding_window",
-        "tie_word_embeddings", "decoder_sparse_step", "mlp_only_layers")},
+        "tie_word_embeddings", "decoder_sparse_step", "mlp_only_layers", "index_n_heads",
+        "index_head_dim", "q_lora_rank", "interleave_moe_layer_step", "moe_layers", "no_rope_layers",
+        "attention_chunk_size", "intermediate_size_mlp", "num_nextn_predict_layers",
+        "first_k_dense_replace")},
 ))
 def test_any_config_is_understood_or_refused_never_crashes(config):
     try:
@@ -159,3 +163,111 @@ def test_any_config_is_understood_or_refused_never_crashes(config):
     except InvalidInputError:
         return
     assert spec.params > 0
+
+
+# --- families added with Kimi K2, GLM-4.5, DeepSeek-V3.2, Llama 4 and Nemotron-4 ----------------
+
+KIMI_K2 = {**DEEPSEEK_V3, "model_type": "kimi_k2", "num_attention_heads": 64, "num_key_value_heads": 64,
+           "n_routed_experts": 384, "first_k_dense_replace": 1, "vocab_size": 163840}
+DEEPSEEK_V32 = {**DEEPSEEK_V3, "model_type": "deepseek_v32", "index_n_heads": 64, "index_head_dim": 128,
+                "index_topk": 2048}
+GLM_45 = {"model_type": "glm4_moe", "attention_bias": True, "head_dim": 128, "hidden_size": 5120,
+          "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_attention_heads": 96,
+          "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8,
+          "first_k_dense_replace": 3, "num_hidden_layers": 92, "num_key_value_heads": 8,
+          "tie_word_embeddings": False, "vocab_size": 151552, "use_qk_norm": True}
+GLM_45_AIR = {**GLM_45, "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+              "n_routed_experts": 128, "first_k_dense_replace": 1, "num_hidden_layers": 46,
+              "use_qk_norm": False}
+LLAMA4_SCOUT_TEXT = {"model_type": "llama4_text", "attention_chunk_size": 8192, "head_dim": 128,
+                     "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+                     "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48,
+                     "num_key_value_heads": 8, "num_local_experts": 16, "vocab_size": 202048,
+                     "tie_word_embeddings": False, "interleave_moe_layer_step": 1,
+                     "no_rope_layers": [1, 1, 1, 0] * 12}
+LLAMA4_MAVERICK_TEXT = {**LLAMA4_SCOUT_TEXT, "num_local_experts": 128, "interleave_moe_layer_step": 2}
+LLAMA4_VISION = {"model_type": "llama4_vision_model", "hidden_size": 1408, "image_size": 336,
+                 "intermediate_size": 5632, "num_attention_heads": 16, "num_channels": 3,
+                 "num_hidden_layers": 34, "patch_size": 14, "pixel_shuffle_ratio": 0.5,
+                 "projector_input_dim": 4096, "projector_output_dim": 4096, "vision_output_dim": 4096}
+NEMOTRON4_340B = {"model_type": "nemotron", "hidden_size": 18432, "intermediate_size": 73728,
+                  "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 192,
+                  "num_hidden_layers": 96, "vocab_size": 256000, "tie_word_embeddings": False,
+                  "hidden_act": "relu2"}
+
+
+def _llama4(text):
+    return {"model_type": "llama4", "text_config": text, "vision_config": LLAMA4_VISION}
+
+
+@pytest.mark.parametrize(
+    ("config", "params", "tolerance"),
+    [
+        (KIMI_K2, 1_026_408_235_864, 1e-6),  # HF safetensors total of Kimi-K2-Instruct
+        ({**GLM_45, "num_nextn_predict_layers": 1}, 358_337_791_296, 0),  # HF total, MTP layer included
+        ({**GLM_45_AIR, "num_nextn_predict_layers": 1}, 110_468_824_832, 0),
+        (GLM_45, 355e9, 7e-3),  # main model alone against the card's rounded 355B
+        (DEEPSEEK_V32, 671e9 + 851_524_864, 1e-3),  # V3's 671B plus 61 lightning indexers
+        (_llama4(LLAMA4_SCOUT_TEXT), 108_641_793_536, 0),  # HF total, vision tower included
+        (LLAMA4_SCOUT_TEXT, 108_641_793_536 - 871_932_416, 0),  # text model alone
+        (_llama4(LLAMA4_MAVERICK_TEXT), 400e9, 5e-3),  # Meta: 400B total (rounded)
+        (NEMOTRON4_340B, 341e9, 1e-3),  # report: 9.4B embedding + 331.6B non-embedding
+    ],
+    ids=["kimi-k2", "glm-4.5", "glm-4.5-air", "glm-4.5-main", "deepseek-v3.2", "llama-4-scout",
+         "llama-4-scout-text", "llama-4-maverick", "nemotron-4-340b"],
+)
+def test_parameter_count_of_the_newer_families(config, params, tolerance):
+    assert model_from_hf_config(config).params == approx(params, rel=tolerance)
+
+
+@pytest.mark.parametrize(
+    ("config", "active", "tolerance"),
+    [
+        (KIMI_K2, 32e9, 0.03),  # Moonshot: 32B activated
+        (GLM_45, 32e9 + 2 * 151552 * 5120, 0.01),  # Z.ai's 32B leaves the embeddings out
+        (GLM_45_AIR, 12e9 + 2 * 151552 * 4096, 0.02),
+        (DEEPSEEK_V32, 37e9, 0.04),  # V3's 37B; the indexer adds 0.85B on every token
+        (_llama4(LLAMA4_SCOUT_TEXT), 17e9, 0.02),  # Meta: 17B active, text path only
+        (_llama4(LLAMA4_MAVERICK_TEXT), 17e9, 0.02),
+    ],
+    ids=["kimi-k2", "glm-4.5", "glm-4.5-air", "deepseek-v3.2", "llama-4-scout", "llama-4-maverick"],
+)
+def test_active_parameters_of_the_newer_moes(config, active, tolerance):
+    assert model_from_hf_config(config).active_params == approx(active, rel=tolerance)
+
+
+def test_nemotron_mlp_has_two_matrices_and_biased_layernorms():
+    spec = model_from_hf_config(NEMOTRON4_340B)
+    per_layer = (18432 * 18432 * 2 + 2 * 18432 * 1536) + 2 * 18432 * 73728 + 4 * 18432
+    assert spec.params == 96 * per_layer + 2 * 256000 * 18432 + 2 * 18432
+    assert spec.active_params is None and spec.kv_values_per_token_per_layer == 2 * 8 * 192
+
+
+def test_llama4_interleaves_moe_and_dense_layers_and_chunks_rope_layers():
+    maverick = model_from_hf_config(_llama4(LLAMA4_MAVERICK_TEXT))
+    assert maverick.moe_layers == 24 and maverick.experts == 128
+    assert (maverick.sliding_layers, maverick.sliding_window) == (36, 8192)
+    assert model_from_hf_config(LLAMA4_SCOUT_TEXT).moe_layers == 48
+    assert "vision encoder and projector (0.87B) are counted" in maverick.notes
+
+
+def test_dsa_indexer_key_is_cached_with_the_mla_latent():
+    spec = model_from_hf_config(DEEPSEEK_V32)
+    assert kv_cache_bytes_per_sequence(spec.kv_values_per_token_per_layer, 2, spec.layers, 1) == \
+        61 * (512 + 64 + 128) * 2
+    assert spec.attention == "mla" and spec.family == "deepseek_v32"
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({**DEEPSEEK_V32, "index_head_dim": None}, "model.hf_config.index_head_dim"),
+        ({**LLAMA4_SCOUT_TEXT, "no_rope_layers": [1, 0]}, "model.hf_config.no_rope_layers"),
+        ({**LLAMA4_SCOUT_TEXT, "moe_layers": "odd"}, "model.hf_config.moe_layers"),
+        ({**GLM_45, "use_qk_norm": "yes"}, "model.hf_config.use_qk_norm"),
+    ],
+)
+def test_newer_family_keys_it_cannot_read_are_refused(config, field):
+    with pytest.raises(InvalidInputError) as info:
+        model_from_hf_config(config)
+    assert info.value.field == field
