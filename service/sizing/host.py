@@ -1,9 +1,12 @@
 """Sizing the machine around the cards: PSU, host RAM, CPU cores, rack power, cooling and noise."""
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from .cards import Card
+from .catalog import catalog, read_data
 from .units import GIB, WATTS_PER_KW
 
 # Guide section 5.1: PSU = 1.5 x system peak; host RAM = 4 x card memory; 12+ cores.
@@ -18,9 +21,125 @@ FLAGSHIP_MIN_PSU_W = 850
 PSU_SIZES_W = (450, 550, 650, 750, 850, 1000, 1200, 1300, 1600, 2000, 2400, 2800, 3200)
 RAM_SIZES_GB = (16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 # Guide section 4.3: an 8-card server draws 10-12 kW with 8 x 700 W cards (5.6 kW); scaled by
-# the cards' power, servers of other cards; two independent feeds; UPS at 1.5x.
+# the cards' power, servers of the guide's tiers; two independent feeds; UPS at 1.5x. Real cards
+# are priced at their platform's published figure, or by the share model fitted on those.
 SERVER_PER_CARD_POWER = (10_000 / 5_600, 12_000 / 5_600)
 UPS_FACTOR = 1.5
+_PLATFORM_KEYS = {"id", "name", "cards", "cards_per_machine", "max_power_w", "rack_scale",
+                  "network_gb_per_s", "source", "notes"}
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A machine as its vendor sells it (data/platforms.toml): the cards it holds and the most it
+    draws, in watts, as published."""
+
+    id: str
+    name: str
+    cards: tuple[str, ...]
+    cards_per_machine: int
+    max_power_w: float
+    rack_scale: bool
+    source: str
+    notes: str = ""
+    network_gb_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class ShareModel:
+    """A machine's draw in watts: card_factor x its cards' rated power + base_w. base_w is what a
+    machine draws whatever its cards (CPUs, memory, drives, idle fans); the rest grows with them
+    (the cards, their share of fans, voltage regulators, NICs and supply losses)."""
+
+    card_factor: float
+    base_w: float
+    band: float = 0.0  # root-mean-square leave-one-out error on the platforms, as a fraction
+
+    def power_w(self, cards_w: float) -> float:
+        return self.card_factor * cards_w + self.base_w
+
+
+@dataclass(frozen=True)
+class PowerTable:
+    """The platforms by card id, and the share model fitted on them."""
+
+    platforms: tuple[Platform, ...]
+    share: ShareModel
+
+    def platform_for(self, card_id: str) -> Platform | None:
+        return next((p for p in self.platforms if card_id in p.cards), None)
+
+
+def platform(raw: Mapping, where: str) -> Platform:
+    """A [[platform]] entry of platforms.toml, checked as it is read."""
+    unknown = set(raw) - _PLATFORM_KEYS
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    cards, per_machine, power = raw.get("cards"), raw.get("cards_per_machine"), raw.get("max_power_w")
+    if not cards or not all(isinstance(c, str) for c in cards):
+        raise ValueError(f"{where}: cards must list catalog card ids")
+    if not isinstance(per_machine, int) or isinstance(per_machine, bool) or per_machine < 1:
+        raise ValueError(f"{where}: cards_per_machine must be a whole number of at least 1")
+    if not isinstance(power, int | float) or isinstance(power, bool) or power <= 0:
+        raise ValueError(f"{where}: max_power_w must be a positive number of watts")
+    if not isinstance(raw.get("rack_scale"), bool) or not raw.get("source") or not raw.get("id"):
+        raise ValueError(f"{where}: id, rack_scale (true or false) and source are required")
+    network = raw.get("network_gb_per_s")
+    return Platform(id=raw["id"], name=raw.get("name", raw["id"]), cards=tuple(cards),
+                    cards_per_machine=per_machine, max_power_w=float(power),
+                    rack_scale=raw["rack_scale"], source=raw["source"], notes=raw.get("notes", ""),
+                    network_gb_per_s=None if network is None else float(network))
+
+
+def fit_share_model(rows: Sequence[tuple[float, float]]) -> ShareModel:
+    """card_factor and base_w that best predict each (cards' rated power W, published machine W)
+    row, by least squares on the relative error (a 6.5 kW server counts as much as a 120 kW
+    rack); with fewer than two rows, the guide's 11 kW per 5.6 kW of cards and no base."""
+    if len(rows) < 2:
+        return ShareModel(sum(SERVER_PER_CARD_POWER) / 2, 0.0)
+    xs = [w / p for w, p in rows]
+    ys = [1 / p for _, p in rows]
+    sxx, syy = sum(x * x for x in xs), sum(y * y for y in ys)
+    sxy = sum(x * y for x, y in zip(xs, ys, strict=True))
+    det = sxx * syy - sxy * sxy
+    factor = (sum(xs) * syy - sum(ys) * sxy) / det
+    return ShareModel(factor, (sum(ys) * sxx - sum(xs) * sxy) / det)
+
+
+def leave_one_out_errors(rows: Sequence[tuple[float, float]]) -> tuple[float, ...]:
+    """Each row's relative error (estimate / published - 1) under the model fitted without it."""
+    return tuple(fit_share_model([*rows[:i], *rows[i + 1:]]).power_w(w) / p - 1
+                 for i, (w, p) in enumerate(rows))
+
+
+def fit_rows(platforms: Sequence[Platform], card_power_w: Mapping[str, float]) -> list[tuple[float, float]]:
+    """(cards' rated power W, published W) of each platform whose first card the catalog knows."""
+    return [(p.cards_per_machine * card_power_w[p.cards[0]], p.max_power_w)
+            for p in platforms if p.cards[0] in card_power_w]
+
+
+def power_table(platforms: Sequence[Platform], card_power_w: Mapping[str, float]) -> PowerTable:
+    """The platforms with the share model fitted on them, its band their leave-one-out error."""
+    rows = fit_rows(platforms, card_power_w)
+    errors = leave_one_out_errors(rows) if len(rows) > 2 else ()
+    band = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
+    fitted = fit_share_model(rows)
+    return PowerTable(tuple(platforms), ShareModel(fitted.card_factor, fitted.base_w, band))
+
+
+@cache
+def packaged_power_table() -> PowerTable:
+    """platforms.toml, read once, fitted on the packaged catalog's card power."""
+    entries = read_data("platforms.toml").get("platform", [])
+    platforms = tuple(platform(raw, f"platforms.toml platform {i + 1} ({raw.get('id')})")
+                      for i, raw in enumerate(entries))
+    return power_table(platforms, {c.id: c.power_w for c in catalog().cards if c.kind == "card"})
+
+
+def rack_domain(card: Card) -> Platform | None:
+    """The rack-scale NVLink domain a catalog card comes in (GB200 NVL72), if any."""
+    found = packaged_power_table().platform_for(card.id) if card.kind == "card" else None
+    return found if found is not None and found.rack_scale else None
 
 
 @dataclass(frozen=True)
@@ -73,13 +192,25 @@ def _in_servers(card: Card) -> bool:
     return card.line == "datacenter"
 
 
-def power_basis(card: Card) -> str:
+def power_basis(card: Card, table: PowerTable | None = None) -> str:
     """Where host_sizing's typical power for these cards comes from, in words."""
-    if _in_servers(card):
+    if not _in_servers(card):
+        return (f"rated card power plus {PLATFORM_W} W for each machine's CPU, board, drives and "
+                "fans, summed over the machines")
+    if card.kind == "tier":
         return ("servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3), "
                 "summed over the servers")
-    return (f"rated card power plus {PLATFORM_W} W for each machine's CPU, board, drives and fans, "
-            "summed over the machines")
+    table = table or packaged_power_table()
+    found = table.platform_for(card.id) if card.kind == "card" else None
+    share = table.share
+    if found is not None:
+        return (f"{found.name}: {found.max_power_w / WATTS_PER_KW:g} kW at most for "
+                f"{found.cards_per_machine} cards as its vendor publishes it; a machine with fewer "
+                f"cards draws {_base_w(found, share) / WATTS_PER_KW:.1f} kW plus their share of the "
+                "rest; summed over the machines")
+    return (f"no published figure for a machine of {card.id}: {share.card_factor:.2f} x the cards' "
+            f"power plus {share.base_w / WATTS_PER_KW:.1f} kW a machine, fitted on the published "
+            "platforms; summed over the machines")
 
 
 def machine_loads(cards: int, per_machine: int) -> tuple[tuple[int, int], ...]:
@@ -89,12 +220,16 @@ def machine_loads(cards: int, per_machine: int) -> tuple[tuple[int, int], ...]:
     return loads + (((1, rest),) if rest else ())
 
 
-def host_sizing(card: Card, cards: int, per_machine: int) -> HostSizing:
-    """Desktops or workstations for consumer and workstation cards, servers for data-centre
-    cards: one machine per `per_machine` cards, each with its own PSU (or feeds) and platform."""
+def host_sizing(card: Card, cards: int, per_machine: int, table: PowerTable | None = None) -> HostSizing:
+    """Desktops or workstations for consumer and workstation cards, servers (or rack-scale
+    machines) for data-centre cards: one machine per `per_machine` cards, each with its own PSU
+    (or feeds) and platform; `table` holds the platforms (default: the packaged ones)."""
     loads = machine_loads(max(1, cards), per_machine)
-    size = _server if _in_servers(card) else _build
-    machines = [(count, size(card, n)) for count, n in loads]
+    if _in_servers(card):
+        table = table or packaged_power_table()
+        machines = [(count, _server(card, n, table)) for count, n in loads]
+    else:
+        machines = [(count, _build(card, n)) for count, n in loads]
     _, fullest = machines[0]
     count = sum(n for n, _ in machines)
 
@@ -145,12 +280,37 @@ def _build(card: Card, cards: int) -> dict:
             "low": None, "high": None, "notes": notes}
 
 
-def _server(card: Card, cards: int) -> dict:
+def _base_w(found: Platform, share: ShareModel) -> float:
+    """The part of a platform's published draw its cards do not drive: the share model's base,
+    never more than the platform draws."""
+    return min(max(share.base_w, 0.0), found.max_power_w)
+
+
+def server_power_w(card: Card, cards: int, table: PowerTable) -> tuple[float, float, str]:
+    """(low, high, where from) for one machine of `cards` cards, in watts: a guide tier at 10-12 kW
+    per 5.6 kW of cards; a card with a platform at its published figure, a partly filled machine
+    at base + cards / cards_per_machine of the rest; any other at the share model, +- its
+    leave-one-out band."""
     cards_w = card.power_w * cards
-    low, high = (cards_w * f for f in SERVER_PER_CARD_POWER)
+    found = table.platform_for(card.id) if card.kind == "card" else None
+    if card.kind == "tier":
+        low, high = (cards_w * f for f in SERVER_PER_CARD_POWER)
+        return low, high, "guide section 4.3"
+    if found is not None:
+        base = _base_w(found, table.share)
+        draw = base + cards / found.cards_per_machine * (found.max_power_w - base)
+        return draw, draw, f"{found.name}, as published"
+    draw = table.share.power_w(cards_w)
+    return draw * (1 - table.share.band), draw * (1 + table.share.band), "fitted on published platforms"
+
+
+def _server(card: Card, cards: int, table: PowerTable) -> dict:
+    cards_w = card.power_w * cards
+    low, high, basis = server_power_w(card, cards, table)
+    span = f"{low / WATTS_PER_KW:.1f}" + (f"-{high / WATTS_PER_KW:.1f}" if high - low >= 50 else "")
     notes = [
-        f"each server at {low / WATTS_PER_KW:.1f}-{high / WATTS_PER_KW:.1f} kW: two independent "
-        "feeds per server, UPS sized at 1.5x (guide section 4.3)",
+        f"each machine at {span} kW ({basis}): two independent feeds per machine, UPS sized at "
+        "1.5x (guide section 4.3)",
         "data-centre fans run above 70 dB: a machine room, never an office (guide section 4.3)",
         "plan storage that keeps the cards fed: local NVMe caches or distributed storage with "
         "prefetch, or utilisation falls from about 90 % to 50 % (guide section 4.3)",

@@ -13,6 +13,7 @@ from typing import Literal, overload
 
 from . import defaults as d
 from .cards import PCIE_LINE_GB_PER_S, Card
+from .host import rack_domain
 from .units import GB
 
 ACTIVATION_BYTES = 2  # hidden states (and their gradients) cross links in 16-bit
@@ -61,10 +62,9 @@ def card_link(card: Card, notes, floor: bool = True) -> Link | None:
 
 
 def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, notes) -> Link:
-    """A card's share of its machine's network, for traffic between machines."""
-    machine_gb_per_s = given_gb_per_s or notes.use(
-        "network_gb_per_s", None, d.Default(d.NETWORK_GB_PER_S_PER_MACHINE[card.line],
-                                            d.NETWORK_NOTE))
+    """A card's share of its machine's network, for traffic between machines: given, the
+    rack-scale machine's own (one NIC port per card in a GB200 NVL72), or the line's."""
+    machine_gb_per_s = given_gb_per_s or notes.use("network_gb_per_s", None, _network_default(card, per_machine))
     efficiency, latency = d.LINK_EFFICIENCY["network"], d.LINK_LATENCY_S["network"]
     per_card = machine_gb_per_s * GB / per_machine
     return Link(f"network ({machine_gb_per_s:g} GB/s per machine)", per_card * efficiency.value,
@@ -72,6 +72,15 @@ def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, not
                 f"{machine_gb_per_s:g} GB/s per machine shared by {per_machine} cards at "
                 f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective",
                 machine_gb_per_s * GB)
+
+
+def _network_default(card: Card, per_machine: int) -> d.Default:
+    domain = rack_domain(card)
+    if domain is not None and domain.network_gb_per_s and per_machine == domain.cards_per_machine:
+        return d.Default(domain.network_gb_per_s, f"per machine, between machines: the {domain.name}'s "
+                         f"scale-out network, {domain.network_gb_per_s:g} GB/s for its "
+                         f"{domain.cards_per_machine} cards (a NIC port per card)")
+    return d.Default(d.NETWORK_GB_PER_S_PER_MACHINE[card.line], d.NETWORK_NOTE)
 
 
 def collective_latency_s(members: int, link: Link) -> float:

@@ -105,11 +105,12 @@ def test_an_operators_rent_reaches_the_card_and_the_comparison_with_its_date(tmp
     client = app.test_client()
     rent = {"amount": 2.1, "currency": "USD", "source": "provider quote Q-1142", "date": "2026-11-02"}
     assert client.get("/cards/h100-sxm").get_json()["rent_per_card_hour"] == rent
-    answer = client.post("/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 1}],
+    # A full 8-card server: one card alone in it draws the server's base power (platforms.toml).
+    answer = client.post("/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 8}],
                                            "target": {"concurrent_users": 10}, "energy": {"currency": "USD"}})
     option = answer.get_json()["options"][0]
     assert option["rent"] == rent and option["price"]["source"] == "contract"
-    assert option["rent_cost"] == pytest.approx(2.1 * 24 * 365 * 3) and option["break_even_months"] > 0
+    assert option["rent_cost"] == pytest.approx(8 * 2.1 * 24 * 365 * 3) and option["break_even_months"] > 0
 
 
 def test_a_missing_file_stops_the_service(tmp_path):
