@@ -75,6 +75,7 @@ class WorkloadInput:
     parallelism: Parallelism | None = None
     output_tokens: int | None = None
     global_batch_tokens: float | None = None
+    virtual_stages: int | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ class Workload:
     overlap: float
     output_tokens: int | None = None
     global_batch_tokens: float | None = None
+    virtual_stages: int | None = None  # interleaved pipeline stages per card; None: chosen
+    mfu_given: bool = False
+    open_settings: frozenset[str] = frozenset()  # training settings the caller left to the search
 
     @property
     def training(self) -> bool:
@@ -131,7 +135,9 @@ class Workload:
         return self.mode in ("lora", "qlora")
 
 
-_TRAINING_PRECISIONS = ("fp32", "bf16", "fp16")
+_TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")  # fp8: Transformer Engine's recipe
+# Training settings a recipe search may choose when the caller leaves them out.
+SEARCHED_SETTINGS = ("batch_size", "recompute", "zero_stage", "virtual_stages")
 
 
 def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None = None) -> Workload:
@@ -148,14 +154,11 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
     precision = as_loaded_by(precision, engine_name(given.engine))
     if mode in ("full_finetune", "pretrain") and precision.name not in _TRAINING_PRECISIONS:
         raise InvalidInputError(
-            f"{mode} trains in fp32, bf16 or fp16; {precision.name} weights are for inference,"
+            f"{mode} trains in fp32, bf16, fp16 or fp8; {precision.name} weights are for inference,"
             " LoRA or QLoRA",
             "workload.precision",
         )
-    kv_default = d.Default(
-        "fp32" if precision.name == "fp32" else "bf16",
-        "KV cache in half precision" if precision.name != "fp32" else "KV cache in fp32 like the weights",
-    )
+    kv_default = _kv_default(precision.name, engine_name(given.engine))
     kv_precision = get_precision(
         notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
     )
@@ -178,7 +181,27 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
         output_tokens=output,
         engine=engine_name(given.engine),
         global_batch_tokens=given.global_batch_tokens,
+        virtual_stages=given.virtual_stages if training else None,
+        mfu_given=given.mfu is not None,
+        open_settings=frozenset(n for n in SEARCHED_SETTINGS if getattr(given, n) is None)
+        if training and mode != "lora" and mode != "qlora" else frozenset(),
     )
+
+
+# Engines whose quantised float checkpoints carry an FP8 KV cache by default: TensorRT-LLM's
+# ModelOpt FP8 and NVFP4 checkpoints quantise the KV cache to FP8 (kv_cache_quant_algo), as its
+# perf-overview runs and MLPerf submissions do; vLLM and SGLang keep the model's dtype ("auto").
+FP8_KV_ENGINES = ("tensorrt-llm",)
+FP8_KV_WEIGHTS = ("fp8", "nvfp4", "mxfp4")
+
+
+def _kv_default(precision: str, engine: str | None) -> d.Default:
+    if precision == "fp32":
+        return d.Default("fp32", "KV cache in fp32 like the weights")
+    if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS:
+        return d.Default("fp8", f"{engine} quantises the KV cache to FP8 with {precision} checkpoints "
+                                "(kv_cache_quant_algo FP8), as its published runs do")
+    return d.Default("bf16", "KV cache in half precision")
 
 
 _TRAINING_OFF = {

@@ -19,10 +19,10 @@ from . import memory as m
 from .cards import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
-from .inputs import Notes, Workload
+from .inputs import HardwareInput, Notes, Workload
 from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
-from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, tensor_degrees
+from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, spanned, tensor_degrees
 from .units import GB, GIB
 
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
@@ -84,6 +84,7 @@ def serving_placements(
 
     given = workload.parallelism
     if given is not None:
+        given = spanned(given)
         check_given(model, given, False, engine.split == "tensor")
         if count is not None and given.cards != count:
             raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
@@ -310,9 +311,10 @@ class TrainingPlacements:
 
 def training_placements(
     model: ModelSpec, workload: Workload, card: Card, count: int | None, per_machine: int,
-    notes: Notes,
+    notes: Notes, network_gb_per_s: float | None = None,
 ) -> TrainingPlacements:
-    """The plan a training engine runs on `count` cards (or the least count that holds it)."""
+    """The plan a training engine runs on `count` cards (or the least count that holds it); on a
+    count, the fastest recipe that fits (_fastest_recipe) over the settings the caller left open."""
     usable = usable_bytes(card, notes)
     breakdowns: dict[tuple, MemoryBreakdown] = {}
 
@@ -334,27 +336,145 @@ def training_placements(
         check_given(model, given, True, True)
     recipes = list(_recipes(model, workload, per_machine))
     copies_given = given.data if given is not None and given.data > 1 else None
-    if count is not None and given is not None:
-        group = recipes[0][0]
-        if copies_given and count != given.cards:
-            raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
-                                    f"{count} asked for", "workload.parallelism")
-        if count % group.group:
-            raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
-                                    f"degree {group.group}", "hardware.count")
-    if count is None and given is not None and copies_given:
-        count = given.cards
+    if given is not None:
+        count = _count_for_given(count, given, recipes[0][0], copies_given)
     least = _training_least(recipes, place, given is not None)
+    if least is None and "recompute" in workload.open_settings and workload.recompute != "full":
+        # No count holds it with the activations stored: full recomputation is the next recipe
+        # (at micro-batch 1 unless the caller set the micro-batch).
+        micro = 1 if "batch_size" in workload.open_settings else workload.batch_size
+        full = replace(workload, recompute="full", batch_size=micro)
+        if training_placements(model, full, card, count, per_machine, Notes(), network_gb_per_s).least:
+            return training_placements(model, full, card, count, per_machine, notes, network_gb_per_s)
     if count is None:
         group, stage = recipes[0]
         asked = least if least is not None else place(group, stage, 1, group.group, given is not None)
     else:
         asked = _training_on_count(recipes, count, place, given is not None)
-    stage = asked.zero_stage
-    chosen = replace(workload, zero_stage=stage, parallelism=asked.parallelism)
+    chosen = replace(workload, zero_stage=asked.zero_stage, parallelism=asked.parallelism)
+    if count is not None and card.kind == "card" and _searchable(workload):
+        fastest = _fastest_recipe(model, workload, card, count, per_machine, usable, network_gb_per_s)
+        if fastest is not None:
+            asked, chosen = fastest
+            _recipe_note(chosen, asked, notes)
     final = memory_breakdown(model, chosen, notes, asked.parallelism.tensor)
     _training_reasons(asked, workload, notes)
     return TrainingPlacements(asked, least, chosen, final)
+
+
+def _count_for_given(count: int | None, given: Parallelism, group: Parallelism,
+                     copies_given: int | None) -> int | None:
+    """The count a given training plan runs on: the one asked, which its degrees must fit, or,
+    with its data-parallel copies given and no count, the cards they multiply to."""
+    if count is None:
+        return given.cards if copies_given else None
+    if copies_given and count != given.cards:
+        raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
+                                f"{count} asked for", "workload.parallelism")
+    if count % group.group:
+        raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
+                                f"degree {group.group}", "hardware.count")
+    return count
+
+
+def _searchable(workload: Workload) -> bool:
+    """A recipe search runs for full training with some setting left open, unless an MFU or a
+    scaling efficiency is given: then the time is the guide's formula, the same on every recipe,
+    and the first that fits is kept. (Only on catalog cards: the guide's tiers and cards given by
+    their figures keep the guide's recipe, as they keep its decode rule.)"""
+    if workload.adapters or workload.mfu_given or workload.scaling_efficiency is not None:
+        return False
+    return bool(workload.open_settings) or workload.parallelism is None
+
+
+def _search_space(model: ModelSpec, workload: Workload, per_machine: int,
+                  count: int) -> Iterator[tuple[Parallelism, Workload]]:
+    """(one copy's split, the settings) a Megatron or FSDP user would try on `count` cards: tensor
+    degrees inside a machine, pipeline stages in powers of two with interleaved stages, ZeRO-1
+    (a distributed optimizer) beside model parallelism and FSDP (the guide's even split) or
+    ZeRO-1 without it, micro-batches 1-8, selective or full recomputation. What the caller gave
+    is kept."""
+    from . import training_time as tt  # the step model prices plans, which it imports from here
+    open_ = workload.open_settings
+    micros = (1, 2, 4, 8) if "batch_size" in open_ else (workload.batch_size,)
+    recomputes = ("selective", "full") if "recompute" in open_ else (workload.recompute,)
+    given = workload.parallelism
+    if given is not None:
+        splits = [replace(given, data=1, replicas=1)]
+    elif "zero_stage" not in open_ and workload.zero_stage in (2, 3):
+        splits = [Parallelism()]  # DeepSpeed ZeRO-2/3 or FSDP asked for: data parallel
+    else:
+        degrees = tensor_degrees(model, per_machine) or (1,)
+        stages = [p for p in (1, 2, 4, 8, 16, 32, 64, 128) if p <= (model.layers or 1)]
+        splits = [Parallelism(tensor=t, pipeline=p) for t in degrees for p in stages
+                  if t * p <= count and (p == 1 or t == degrees[-1])]
+    for split in splits:
+        stages_: tuple[int | None, ...]
+        if "zero_stage" in open_:
+            stages_ = (None, 1) if split.model_parallel == 1 else (1,)
+        else:
+            stages_ = (workload.zero_stage,)
+        virtual = workload.virtual_stages or tt.default_virtual_stages(model, split.pipeline)
+        for stage in stages_:
+            for recompute in recomputes:
+                for micro in micros:
+                    yield split, replace(workload, zero_stage=stage, recompute=recompute, batch_size=micro,
+                                         virtual_stages=virtual)
+
+
+def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int, per_machine: int,
+                    usable: int, network_gb_per_s: float | None) -> tuple[Placement, Workload] | None:
+    """The recipe with the least step time per token that fits on `count` cards (the earlier on
+    a tie), by the step model; None when none fits."""
+    from . import training_time as tt  # the step model prices plans, which it imports from here
+    quiet = Notes()
+    cluster = tt.cluster_for(card, HardwareInput(card, count, per_machine, network_gb_per_s), quiet)
+    peak = tt.peak_for_training(card, workload, quiet)
+    batch = tt.global_batch(model, workload, quiet)
+    breakdowns: dict[tuple, MemoryBreakdown] = {}
+    best: tuple[float, Placement, Workload] | None = None
+    # Recipes whose copies' micro-batches overfill the global batch grow the batch the caller
+    # asked for; they are tried only when no recipe keeps it.
+    space = list(_search_space(model, workload, per_machine, count))
+    keeps = [(split, variant) for split, variant in space
+             if variant.batch_size * (count // split.group) * variant.context_tokens <= batch * 1.01]
+    for split, variant in keeps or space:
+        copies = count // split.group
+        par = replace(split, data=copies)
+        key = (variant.zero_stage, par.tensor, variant.batch_size, variant.recompute)
+        if key not in breakdowns:
+            breakdowns[key] = memory_breakdown(model, variant, Notes(), par.tensor)
+        b = breakdowns[key]
+        need = b.training_need_bytes_per_card(par)
+        if need > usable:
+            continue
+        step = tt.plan_step(model, variant, par, peak, cluster, batch)
+        per_token = step.step_s / step.global_batch_tokens
+        # A split with more model parallelism must be clearly faster than a simpler one found
+        # before it: practitioners keep the simpler plan within a few percent.
+        margin = 1 - 1e-9 if best is None or par.model_parallel <= best[1].parallelism.model_parallel \
+            else 1 - SIMPLER_PLAN_MARGIN
+        if best is None or per_token < best[0] * margin:
+            placed = Placement(par, count, per_machine, machines_for(par, per_machine, count), None, need,
+                               b.model_state_bytes_per_card(par), usable, True, None, variant.zero_stage,
+                               workload.parallelism is not None)
+            best = (per_token, placed, replace(variant, parallelism=par))
+    return None if best is None else (best[1], best[2])
+
+
+SIMPLER_PLAN_MARGIN = 0.05
+
+
+def _recipe_note(chosen: Workload, placed: Placement, notes: Notes) -> None:
+    par = placed.parallelism
+    stage = "FSDP (states split evenly)" if chosen.zero_stage is None else (
+        "a distributed optimizer (ZeRO-1)" if chosen.zero_stage == 1 else f"ZeRO-{chosen.zero_stage}")
+    virtual = f", {chosen.virtual_stages} interleaved stages a card" if par.pipeline > 1 else ""
+    notes.assume("training_recipe", f"{par.describe()}, micro-batch {chosen.batch_size}, "
+                 f"{chosen.recompute} recomputation, {stage}{virtual}",
+                 "the fastest recipe that fits the cards' memory by the step model, among tensor "
+                 "parallelism inside a machine, pipeline stages, interleaving, micro-batches 1-8, "
+                 "selective or full recomputation and the ZeRO stage; what was given is kept")
 
 
 _PlaceTraining = Callable[[Parallelism, int | None, int, int, bool], Placement]  # group, stage, copies, cards, given

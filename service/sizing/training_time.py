@@ -19,6 +19,7 @@ from . import defaults as d
 from . import links as ln
 from . import training as tr
 from .cards import Card
+from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload, compute_flops, interconnect_bytes_per_s
 from .links import ACTIVATION_BYTES, Fabric, Link
 from .model import ModelSpec
@@ -166,6 +167,7 @@ class TrainingAnswer:
     step_s: float | None
     step_efficiency: float | None
     effective_mfu: float | None
+    virtual_stages: int = 1
 
 
 def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
@@ -178,7 +180,20 @@ def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
     return Cluster(fabric, interconnect_bytes_per_s(card, notes))
 
 
+FP8_RECIPE_NOTE = ("fp8 training as Transformer Engine runs it: matmuls in fp8 with per-tensor "
+                   "scales, fp32 master weights and optimizer state, a bf16 copy of the weights and "
+                   "bf16 gradients (the fp8 casts are transient), activations kept in bf16")
+
+
 def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
+    """The dense rate the step's matmuls run at: fp8 for fp8 training (the card must list it),
+    fp32 for fp32, else half precision."""
+    if workload.precision.name == "fp8":
+        if "fp8" not in card.dense_flops:
+            raise InvalidInputError(f"{card.id} lists no dense fp8 rate: train in bf16 on it",
+                                    "workload.precision")
+        notes.assume("training_precision_recipe", "fp8 (Transformer Engine)", FP8_RECIPE_NOTE)
+        return card.dense_flops["fp8"]
     keys = ("fp32",) if workload.precision.name == "fp32" else HALF
     return compute_flops(card, keys, notes, "compute")
 
@@ -208,6 +223,7 @@ class Step:
     data_comm_s: float
     data_exposed_s: float
     step_s: float
+    virtual_stages: int = 1
 
     @property
     def efficiency(self) -> float:
@@ -220,23 +236,17 @@ def training_answer(
     """Compute (6ND model FLOPs; 8ND in hardware with full recomputation), time by the plan's
     step with its range, and by the guide's curve; the guide's first-order gradient sync beside.
 
-    The MFU counts model FLOPs, as published MFUs do: a run that recomputes its activations does
-    a third more arithmetic in the same time only because its hardware runs that much busier."""
+    The step prices compute at the layers' efficiency (STEP_CONSTANTS) and adds only what the
+    engine leaves exposed; the guide's 40 % MFU is an all-in figure, so it prices the guide's
+    curve beside the answer and is never applied on top of the step. A given MFU (or scaling
+    efficiency) replaces the step: time = 6ND / (cards x peak x MFU [x efficiency])."""
     cards = par.cards
     peak = peak_for_training(card, workload, notes)
     model_per_token = tr.model_flops_per_param_token(workload.adapters)
     per_token = tr.compute_multiplier(workload.recompute, workload.adapters)
     flops = None if workload.train_tokens is None else training_compute_flops(
         model.params_per_token, workload.train_tokens, model_per_token)
-    if workload.adapters:
-        notes.assume("flops_per_param_token", model_per_token,
-                     "LoRA's frozen base computes no weight gradients: forward 2 and backward to "
-                     "the activations 2 FLOPs per parameter and token, against a full fine-tune's 6")
-    if per_token != model_per_token:
-        notes.assume("hardware_flops_per_param_token", per_token,
-                     f"full recomputation runs each forward pass twice: {per_token:g} FLOPs per "
-                     f"parameter and token in hardware against {model_per_token} of model FLOPs; "
-                     "the MFU counts the model FLOPs, as published MFUs with recomputation do")
+    _flops_notes(workload, model_per_token, per_token, notes)
     guide = _guide_efficiency(cards, workload.scaling_efficiency)
     linear = None if flops is None else training_time_s(flops, cards, peak, workload.mfu)
     synced = _adapter_params(model, workload) if workload.adapters else model.params
@@ -244,9 +254,10 @@ def training_answer(
     sync = _guide_sync(card, cards, gradient_bytes, place, notes)
     asked = global_batch(model, workload, notes)
     step = plan_step(model, workload, par, peak, place, asked)
-    guide_step = step.micro_compute_s  # the guide's step: one micro-batch's compute
-    method, used = _method(workload, step, notes)
-    time = None if linear is None else linear / used
+    step_mfu = (model_per_token * model.params_per_token * step.global_batch_tokens
+                / (cards * peak * step.step_s))
+    method, time_mfu, used = _method(workload, step, step_mfu, notes)
+    time = None if flops is None else training_time_s(flops, cards, peak, time_mfu, used)
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
     if steps is not None and steps < 1:
         notes.warn(f"the run's {workload.train_tokens:,.0f} tokens are less than one optimizer step of "
@@ -256,6 +267,10 @@ def training_answer(
         time = None if time is None else max(time, step.step_s)
     network_bytes_per_s = place.fabric.between.quoted_bytes_per_s
     assert network_bytes_per_s is not None  # the network link (links.network_link) always quotes its figure
+    # The guide's step: one micro-batch's model FLOPs at the guide's (or the given) MFU.
+    guide_step = (model_per_token * model.params_per_token * step.micro_batch * workload.context_tokens
+                  / (par.model_parallel * peak * workload.mfu))
+    clipped = steps == 1.0 and workload.train_tokens is not None and workload.train_tokens < step.global_batch_tokens
     return TrainingAnswer(
         cards=cards, nodes=place.nodes(par), cards_per_node=place.cards_per_node,
         train_tokens=workload.train_tokens, flops_per_param_token=per_token, compute_flops=flops,
@@ -264,7 +279,7 @@ def training_answer(
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
         time_s_range=None if linear is None or time is None else _at_least(
-            _time_range(linear, workload, guide, used), time),
+            _time_range(time, linear / guide, workload), time, step.step_s if clipped else 0.0),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
         network_bytes_per_s_per_node=network_bytes_per_s,
@@ -278,31 +293,119 @@ def training_answer(
         pipeline_bubble_s=step.bubble_s, pipeline_comm_s=step.pipeline_comm_s,
         data_comm_s=step.data_comm_s, data_comm_exposed_s=step.data_exposed_s,
         overlap=workload.overlap, step_s=step.step_s, step_efficiency=step.efficiency,
-        effective_mfu=workload.mfu * step.efficiency,
+        effective_mfu=step_mfu if method == "step model" else time_mfu * used,  # steady state
+        virtual_stages=step.virtual_stages,
     )
 
 
+def _flops_notes(workload: Workload, model_per_token: int, per_token: float, notes: Notes) -> None:
+    if workload.adapters:
+        notes.assume("flops_per_param_token", model_per_token,
+                     "LoRA's frozen base computes no weight gradients: forward 2 and backward to "
+                     "the activations 2 FLOPs per parameter and token, against a full fine-tune's 6")
+    if per_token != model_per_token:
+        notes.assume("hardware_flops_per_param_token", per_token,
+                     f"full recomputation runs each forward pass twice: {per_token:g} FLOPs per "
+                     f"parameter and token in hardware against {model_per_token} of model FLOPs; "
+                     "the MFU counts the model FLOPs, as published MFUs with recomputation do")
+
+
+@dataclass(frozen=True)
+class StepConstants:
+    """The step model's fitted constants, in one place so that a refit (service/accuracy/fit.py)
+    can replace them with dataclasses.replace. Each is fitted on the whole training_scale table,
+    never on one case; the grids the data pin them to are in the module's tests."""
+
+    # Share of dense peak a transformer layer's work (GEMMs with their element-wise neighbours,
+    # FlashAttention) reaches on a large hidden size, at bf16 and at fp8 (fp8 matmuls with the
+    # casts, amax and the bf16 ops around them: 1.3-1.5x bf16's speed, not 2x).
+    bf16_efficiency: float = 0.60
+    fp8_efficiency: float = 0.45
+    # Smaller layers reach less of peak: efficiency x h / (h + hidden_half).
+    hidden_half: float = 600.0
+    # Share of tensor-parallel collectives the engine leaves on the critical path.
+    tensor_exposed: float = 0.6
+    # Share of data-parallel traffic exposed even when compute could hide it all (the first
+    # gather and the last bucket's reduce before the optimizer step).
+    data_tail: float = 0.1
+    # Attention's score and value matmuls, 12 x layers x hidden x sequence FLOPs a token forward
+    # and backward (the non-causal count), times this: causal FlashAttention does half of them
+    # at about half the GEMMs' efficiency.
+    attention_factor: float = 1.0
+    # A whole run's share of its wall time spent in steady steps: the rest goes to restarts after
+    # failures, checkpoints, evaluation and ramp-up. Fitted on published whole runs' GPU-hours
+    # (service/accuracy/data/training.csv) against the steady-state step; steady-state MFUs are
+    # read from effective_mfu, before it.
+    run_goodput: float = 0.85
+
+
+STEP_CONSTANTS = StepConstants()
+
+
+def layer_efficiency(model: ModelSpec, precision: str, constants: StepConstants | None = None) -> float:
+    """The share of dense peak the step's compute runs at: bf16 (or fp8) efficiency x h / (h +
+    hidden_half). Without a hidden size, h ~ (12 N / 128 ... ) from N ~ 12 h^2 x h/128 layers."""
+    c = constants or STEP_CONSTANTS
+    hidden = _hidden(model)
+    base = c.fp8_efficiency if precision == "fp8" else c.bf16_efficiency
+    return base * hidden / (hidden + c.hidden_half)
+
+
+def _hidden(model: ModelSpec) -> float:
+    """The hidden size, or for a bare parameter count the usual shape's: N ~ 12 h^2 x h / 128."""
+    return model.hidden_size or (model.params_per_token * 128 / 12) ** (1 / 3)
+
+
+def attention_flops_per_token(model: ModelSpec, workload: Workload, c: StepConstants) -> float:
+    """Attention's scores and values, 12 x layers x hidden x sequence per token (x 4/3 with full
+    recomputation), times the attention factor, in FLOPs."""
+    hidden = _hidden(model)
+    layers = model.layers or hidden / 128
+    again = 4 / 3 if workload.recompute == "full" else 1.0
+    return c.attention_factor * 12 * layers * hidden * workload.context_tokens * again
+
+
+def resolved_stage(workload: Workload, par: Parallelism) -> int:
+    """The ZeRO stage the step runs: given; else FSDP (3) for pure data parallelism, a
+    distributed optimizer (1) beside tensor or pipeline parallelism, as Megatron runs it."""
+    if workload.zero_stage is not None:
+        return workload.zero_stage
+    return 3 if par.model_parallel == 1 else 1
+
+
+def default_virtual_stages(model: ModelSpec, pipeline: int) -> int:
+    """Interleaved stages a Megatron user sets when none are given: as many as leave each
+    virtual stage a layer (layers // pipeline), 1 without pipelining."""
+    if pipeline <= 1 or not model.layers:
+        return 1
+    return max(1, model.layers // pipeline)
+
+
 def plan_step(model: ModelSpec, workload: Workload, par: Parallelism, peak: float, place: Cluster,
-              batch_tokens: float) -> Step:
-    """One optimizer step of the plan: accumulated micro-batches, the pipeline's bubble, and the
-    data-parallel communication the backward pass does not hide."""
+              batch_tokens: float, constants: StepConstants | None = None) -> Step:
+    """One optimizer step of the plan: accumulated micro-batches at the layers' efficiency, the
+    exposed share of tensor-parallel collectives, the pipeline's bubble (p-1)/(m v) and the
+    data-parallel traffic the backward pass does not hide."""
+    c = constants or STEP_CONSTANTS
     sequence = workload.context_tokens
     micro = workload.batch_size
     ranks = par.data * par.expert  # copies of the dense layers, each with its own micro-batches
     sequences = max(1, math.ceil(batch_tokens / sequence))
     accumulation = max(1, math.ceil(sequences / (micro * ranks)))
     tokens = accumulation * micro * ranks * sequence
-    compute = (tr.model_flops_per_param_token(workload.adapters) * model.params_per_token * micro
-               * sequence / (par.model_parallel * peak * workload.mfu))
-    tensor = _tensor_comm_s(model, workload, par, micro * sequence, place)
-    expert = _expert_comm_s(model, workload, par, micro * sequence, place)
-    hop = _hop_s(model, par, micro * sequence, place)
+    flops = micro * sequence * (tr.compute_multiplier(workload.recompute, workload.adapters)
+                                * model.params_per_token + attention_flops_per_token(model, workload, c))
+    compute = flops / (par.model_parallel * peak * layer_efficiency(model, workload.precision.name, c))
+    virtual = workload.virtual_stages or default_virtual_stages(model, par.pipeline)
+    tensor = c.tensor_exposed * _tensor_comm_s(model, workload, par, micro * sequence, place)
+    expert = c.tensor_exposed * _expert_comm_s(model, workload, par, micro * sequence, place)
+    hop = virtual * _hop_s(model, par, micro * sequence, place)
     micro_s = compute + tensor + expert + hop
-    bubble = (par.pipeline - 1) * micro_s
-    data, exposed = _data_comm_s(model, workload, par, accumulation, compute, place)
+    bubble = (par.pipeline - 1) / virtual * micro_s
+    data, exposed = _data_comm_s(model, workload, par, accumulation, compute, place, c.data_tail)
     step = accumulation * micro_s + bubble + exposed
     return Step(tokens, micro, accumulation, compute, accumulation * tensor, accumulation * expert,
-                bubble, accumulation * hop, data, exposed, step)
+                bubble, accumulation * hop, data, exposed, step, virtual)
 
 
 def _tensor_comm_s(model, workload, par, tokens, place: Cluster) -> float:
@@ -355,7 +458,8 @@ def _shards(model: ModelSpec, par: Parallelism, place: Cluster) -> tuple[_Shards
     return tuple(shards for shards in out if shards.members > 1 and shards.params > 0)
 
 
-def _data_comm_s(model, workload, par, accumulation, compute, place: Cluster) -> tuple[float, float]:
+def _data_comm_s(model, workload, par, accumulation, compute, place: Cluster,
+                 tail: float = 0.0) -> tuple[float, float]:
     """The data-parallel traffic of one step and the part of it left exposed, over every group of
     copies that reduce the same shard (hierarchically: inside each machine, then between them).
 
@@ -368,9 +472,9 @@ def _data_comm_s(model, workload, par, accumulation, compute, place: Cluster) ->
     total = exposed = 0.0
     for shards in _shards(model, par, place):
         timing = _Timing(shards, place.link(shards.in_machine), place.fabric.between, accumulation, compute,
-                         workload.overlap)
+                         workload.overlap, tail)
         moved, left = (_adapter_traffic(model, workload, shards, timing) if workload.adapters
-                       else _state_traffic(workload.zero_stage, shards, timing))
+                       else _state_traffic(resolved_stage(workload, par), shards, timing))
         total, exposed = total + moved, exposed + left
     return total, exposed
 
@@ -383,6 +487,7 @@ class _Timing:
     accumulation: int
     compute_s: float
     overlap: float
+    tail: float = 0.0
 
     def gather(self, nbytes: float) -> float:
         return ln.hierarchical_gather_s(nbytes, self.shards.members, self.shards.in_machine,
@@ -393,8 +498,9 @@ class _Timing:
                                            self.inside, self.between)
 
     def hidden(self, seconds: float, share: float) -> float:
-        """What a transfer of `seconds` leaves exposed behind `share` of a micro-batch's compute."""
-        return max(0.0, seconds - self.overlap * share * self.compute_s)
+        """What a transfer of `seconds` leaves exposed behind `share` of a micro-batch's compute:
+        its tail (the first gather, the last bucket) and whatever the window cannot cover."""
+        return self.tail * seconds + max(0.0, (1 - self.tail) * seconds - self.overlap * share * self.compute_s)
 
 
 def _state_traffic(stage: int | None, shards: _Shards, t: _Timing) -> tuple[float, float]:
@@ -449,35 +555,50 @@ def _guide_efficiency(cards: int, given: float | None) -> float:
     return given if given is not None else scaling_efficiency(cards)
 
 
-STEP_MODEL_NOTE = ("time = compute at the MFU / the step's efficiency on the plan (accumulated "
-                   "micro-batches, tensor-parallel all-reduces, the pipeline bubble, exposed data-"
-                   "parallel traffic); the guide's curve is reported beside it (time_s_guide_curve)")
+STEP_MODEL_NOTE = ("time = steps x the plan's step: micro-batches at the layers' efficiency "
+                   "({efficiency:.0%} of dense peak here), the exposed share of tensor-parallel "
+                   "collectives, the pipeline bubble (p-1)/(m v), and data-parallel traffic the "
+                   "backward pass does not hide; {mfu:.0%} MFU all in. The guide's {guide:.0%} MFU "
+                   "and scaling curve are reported beside it (time_s_guide_curve), not applied on "
+                   "top")
 
 
-def _method(workload: Workload, step: Step, notes: Notes) -> tuple[str, float]:
+def _method(workload: Workload, step: Step, step_mfu: float, notes: Notes) -> tuple[str, float, float]:
+    """(method, MFU, scaling efficiency) the time is priced at: the step model's own all-in MFU,
+    or the MFU and scaling efficiency given (the guide's formula)."""
     if workload.scaling_efficiency is not None:
-        return "given scaling efficiency", workload.scaling_efficiency
-    notes.assume("training_time_method", "step model", STEP_MODEL_NOTE)
-    return "step model", step.efficiency
+        return "given scaling efficiency", workload.mfu, workload.scaling_efficiency
+    if workload.mfu_given:
+        return "given MFU", workload.mfu, 1.0
+    notes.assume("training_time_method", "step model", STEP_MODEL_NOTE.format(
+        efficiency=step_mfu / step.efficiency, mfu=step_mfu, guide=d.MFU.value))
+    goodput = STEP_CONSTANTS.run_goodput
+    notes.assume("run_goodput", goodput,
+                 f"a whole run spends about {goodput:.0%} of its wall time in steady steps (restarts, "
+                 "checkpoints and evaluation take the rest), fitted on published runs' GPU-hours; "
+                 "effective_mfu is the steady state")
+    return "step model", step_mfu * goodput, 1.0
 
 
-def _at_least(span: Range, time: float) -> Range:
-    """A time range that holds the time shown (one step, when the run is shorter)."""
-    if time <= span.typical:
-        return span
-    return Range(time, time, max(span.high, time))
+def _at_least(span: Range, time: float, floor: float = 0.0) -> Range:
+    """A time range that holds the time shown and no less than `floor` (one step, when the run
+    is shorter)."""
+    if time > span.typical:
+        span = Range(time, time, max(span.high, time))
+    return Range(max(span.low, floor), span.typical, max(span.high, floor))
 
 
-def _time_range(linear: float, workload: Workload, guide: float, used: float) -> Range:
-    """Time from the MFU range (30-50 %) and the two scaling methods (the step model at best, the
-    guide's curve at worst), unless the scaling efficiency is given."""
+STEP_SPREAD = 1.25  # the step model's spread either way: published steady-state MFUs of one plan
+
+
+def _time_range(time: float, guide_curve: float | None, workload: Workload) -> Range:
+    """The step model's time within its spread (x1/1.25 to x1.25), widened to the guide's curve;
+    a given scaling efficiency or MFU is taken as exact."""
     if workload.scaling_efficiency is not None:
-        best = worst = used
-    else:
-        best, worst = max(used, guide), min(used, guide)
-    mfu = workload.mfu
-    low_mfu, high_mfu = (MFU_RANGE if math.isclose(mfu, d.MFU.value) else (mfu, mfu))
-    return Range(linear * mfu / (high_mfu * best), linear / used, linear * mfu / (low_mfu * worst))
+        return Range(time, time, time)
+    high = max(time * STEP_SPREAD, guide_curve or 0.0)
+    low = min(time / STEP_SPREAD, guide_curve or math.inf)
+    return Range(low, time, high)
 
 
 def deadline_cards(

@@ -23,7 +23,7 @@ def _cost_power(client, hardware, energy=None):
     ("hardware", "power_w"),
     [
         ({"card": "D-M", "count": 8}, 11_000),  # guide 4.3: 10-12 kW per 8 x 700 W server
-        ({"card": "h100-sxm", "count": 16}, 22_000),  # two servers, each counted once
+        ({"card": "h100-sxm", "count": 16}, 20_400),  # two DGX H100 at 10.2 kW (platforms.toml), each counted once
         ({"card": "rtx-4090", "count": 2}, 2 * 450 + 250),  # one desktop: cards + its platform
         ({"card": "rtx-4090", "count": 8}, 2 * (4 * 450 + 250)),  # two builds of four
         ({"card": "rtx-4090", "count": 8, "cards_per_node": 8}, 8 * 450 + 250),
@@ -270,7 +270,8 @@ def test_a_deadline_answer_shows_the_deadlines_cards_and_time(client):
 def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client):
     body = {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
             "workload": {"mode": "full_finetune", "train_tokens": 1e9, "batch_size": 64,
-                         "context_tokens": 4096}}
+                         "context_tokens": 4096, "recompute": "selective"}}
+    # Both settings given: no recipe may change them (left open, full recomputation fits on 4)
     answer = post(client, "/estimate", body)
     assert answer["cards_needed"] is None and answer["training"]["time_s"] is None
     fix = next(w for w in answer["warnings"] if "no time is quoted" in w)
