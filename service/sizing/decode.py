@@ -263,7 +263,7 @@ def _expert_collective_s(dep: Deployment, tokens: float) -> float:
     """One all-to-all that sends each token's hidden state to the cards of its experts."""
     par = dep.group
     members = par.tensor * par.expert
-    if par.expert <= 1:
+    if par.expert_width <= 1:
         return 0.0
     per_card = tokens * (dep.model.experts_per_token or 1) * (dep.model.hidden_size or 0) \
         * ACTIVATION_BYTES / members

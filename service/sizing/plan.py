@@ -7,7 +7,10 @@ The degrees multiply to the cards the plan uses:
             split is a pipeline whose stages a token visits in turn)
   expert    MoE: the routed experts are spread over tensor x expert cards, while each group of
             `tensor` cards keeps its own copy of attention and the dense layers and serves its
-            own share of the sequences (attention data-parallel); 1 for a dense model
+            own share of the sequences (attention data-parallel); 1 for a dense model.
+            Internally `expert` counts the attention groups; callers and answers speak as engines
+            do (vLLM, SGLang, TensorRT-LLM), of the expert degree as the cards the experts spread
+            over, tensor x attention groups (see `spanned` and `expert_width`)
   data      training: copies that each take a share of the global batch and reduce gradients
   replicas  serving: independent copies that each serve their own requests
 """
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from . import defaults as d
 from .cards import Card
 from .errors import InvalidInputError
+from .host import rack_domain
 from .model import ModelSpec
 
 # One machine holds: 8 cards on a data-centre baseboard (HGX, OAM) or in a PCIe server; 4
@@ -41,6 +45,9 @@ class Parallelism:
     expert: int = 1
     data: int = 1
     replicas: int = 1
+    # Routed experts held whole and spread over the tensor cards (expert parallelism over the
+    # same cards, all-to-all priced) rather than each split over them; implied when expert > 1.
+    expert_spread: bool = False
 
     def __post_init__(self) -> None:
         if min(self.tensor, self.pipeline, self.expert, self.data, self.replicas) < 1:
@@ -62,10 +69,38 @@ class Parallelism:
         """Cards one copy of a dense layer stack is split over: tensor x pipeline."""
         return self.tensor * self.pipeline
 
+    @property
+    def expert_width(self) -> int:
+        """The expert degree as engines give it: the cards one copy's routed experts are spread
+        over (1: experts split like every other matrix, or a dense model)."""
+        if self.expert > 1 or self.expert_spread:
+            return self.tensor * self.expert
+        return 1
+
     def describe(self) -> str:
-        parts = [f"{name} {getattr(self, name)}" for name in ("tensor", "pipeline", "expert", "data",
-                                                              "replicas") if getattr(self, name) > 1]
-        return " x ".join(parts) if parts else "one card"
+        names = {"expert": "attention data-parallel"}
+        parts = [f"{names.get(name, name)} {getattr(self, name)}"
+                 for name in ("tensor", "pipeline", "expert", "data", "replicas") if getattr(self, name) > 1]
+        text = " x ".join(parts) if parts else "one card"
+        if self.expert_width > 1:
+            text += f", experts spread over {self.expert_width} cards (expert {self.expert_width})"
+        return text
+
+
+def spanned(par: Parallelism) -> Parallelism:
+    """A caller's serving plan, whose expert degree spans the ranks that hold the model as engines
+    run it (tensor x attention data-parallel groups: vLLM's and TensorRT-LLM's EP = TP x DP,
+    SGLang's --ep-size), in the internal degrees: tensor 8 with expert 8 runs on 8 cards."""
+    e, t = par.expert, par.tensor
+    if e <= 1:
+        return par
+    if e % t:
+        raise InvalidInputError(
+            f"expert {e} must be a multiple of tensor {t}: engines spread the routed experts over "
+            "the cards that hold the model (tensor x attention data-parallel groups)",
+            "workload.parallelism.expert")
+    return Parallelism(tensor=t, pipeline=par.pipeline, expert=e // t, data=par.data,
+                       replicas=par.replicas, expert_spread=True)
 
 
 @dataclass(frozen=True)
@@ -90,15 +125,15 @@ class PlanAnswer:
 
     @property
     def group(self) -> int:
-        """Cards that hold one copy of the model: tensor x pipeline x expert."""
-        return self.tensor * self.pipeline * self.expert
+        """Cards that hold one copy of the model: pipeline x the wider of tensor and expert."""
+        return self.pipeline * max(self.tensor, self.expert)
 
 
 def plan_answer(par: Parallelism, cards: int, machines: int, per_machine: int, given: bool,
                 training=None) -> PlanAnswer:
     """The plan as answered; `training` (a TrainingAnswer) adds how the batch is filled."""
     return PlanAnswer(
-        tensor=par.tensor, pipeline=par.pipeline, expert=par.expert, data=par.data,
+        tensor=par.tensor, pipeline=par.pipeline, expert=par.expert_width, data=par.data,
         replicas=par.replicas, cards=par.cards, idle_cards=cards - par.cards, machines=machines,
         cards_per_machine=per_machine, given=given, description=par.describe(),
         micro_batch=None if training is None else training.micro_batch,
@@ -107,9 +142,16 @@ def plan_answer(par: Parallelism, cards: int, machines: int, per_machine: int, g
 
 
 def cards_per_machine(card: Card, given: int | None, notes) -> int:
-    """Cards one machine holds: given, or the line's typical machine."""
+    """Cards one machine holds: given, or the rack-scale NVLink domain the card comes in (a GB200
+    NVL72 rack is one machine of 72: collectives inside it run over NVLink), or the line's
+    typical machine."""
     if given is not None:
         return given
+    domain = rack_domain(card)
+    if domain is not None:
+        return notes.use("cards_per_machine", None, d.Default(
+            domain.cards_per_machine, f"the {domain.name} is one NVLink domain of "
+            f"{domain.cards_per_machine} cards: collectives inside it stay on NVLink"))
     return notes.use("cards_per_machine", None,
                      d.Default(CARDS_PER_MACHINE[card.line], CARDS_PER_MACHINE_NOTE[card.line]))
 
@@ -164,11 +206,11 @@ def check_given(model: ModelSpec, par: Parallelism, training: bool, tensor_rule:
     if model.layers and par.pipeline > model.layers:
         raise InvalidInputError(f"pipeline {par.pipeline} exceeds the model's {model.layers} layers",
                                 f"{field}.pipeline")
-    if par.expert > 1 and not model.is_moe:
+    if par.expert_width > 1 and not model.is_moe:
         raise InvalidInputError("expert parallelism needs a mixture-of-experts model", f"{field}.expert")
-    if par.expert > 1 and not experts_divide(model, par.expert):
-        raise InvalidInputError(f"expert {par.expert} does not divide the model's {model.experts} "
-                                "experts evenly over its groups", f"{field}.expert")
+    if par.expert_width > 1 and not experts_divide(model, par.expert_width):
+        raise InvalidInputError(f"expert {par.expert_width} does not divide the model's {model.experts} "
+                                "experts evenly over its cards", f"{field}.expert")
     if training and par.replicas > 1:
         raise InvalidInputError("training copies are data parallel: use data, not replicas",
                                 f"{field}.replicas")

@@ -1,5 +1,7 @@
 """One call per question: memory, throughput, scaling, cost, and the whole estimate."""
 
+import functools
+import math
 from dataclasses import dataclass, replace
 
 from . import defaults as d
@@ -31,7 +33,7 @@ from .placement import (
     serving_placements,
     training_placements,
 )
-from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, plan_answer
 from .summary import summarise
 from .throughput import (
     Setup,
@@ -44,7 +46,7 @@ from .throughput import (
     throughput_answer,
 )
 from .training import compute_multiplier
-from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, training_answer
+from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, least_cards_for, training_answer
 from .units import GB, SECONDS_PER_DAY
 from .zh import said_in
 
@@ -189,6 +191,9 @@ class Serving:
     per_machine: int
     fabric: Fabric
     setup: Setup
+    # The plan that serves most at full load on the same cards, where it is not the one shown
+    # (which serves the batch asked fastest), with its setup: full-load figures are priced on it.
+    full_load: "tuple[Placement, Setup] | None" = None
 
 
 @dataclass(frozen=True)
@@ -217,7 +222,15 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     _serving_plan_notes(model, resolved, placements, shown, notes)
     decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
-    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s)
+    full_load = None
+    if plan.full_load is not None and shown is placements.asked and plan.full_load is not shown:
+        full_load = (plan.full_load, setup(model, resolved, breakdown, card, plan.full_load.parallelism,
+                                           plan.fabric, Notes()))
+        notes.assume("full_load_parallelism", plan.full_load.parallelism.describe(),
+                     f"at full load the same cards serve most as {plan.full_load.parallelism.describe()}: "
+                     "the full-load figures (max_total_tokens_per_s and its kin) are for that plan")
+    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
+                   full_load)
 
 
 @dataclass(frozen=True)
@@ -226,22 +239,39 @@ class _ServingPlan:
     fit: FitAnswer
     per_machine: int
     fabric: Fabric
+    full_load: Placement | None = None  # the copy size that serves most at full load
 
 
 def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
                   hardware: HardwareInput, notes: Notes) -> _ServingPlan:
-    """The engine's plan on the cards, the same for every question about them: among the copy
-    sizes that hold the batch, the one that serves the most at full load."""
+    """The engine's plan on the cards for the question asked: among the copy sizes that hold the
+    batch, the one that serves the batch asked fastest (one stream gets every card of one copy
+    that helps it; a large batch, copies that share it), and beside it the one that serves the
+    most at full load, for the full-load figures."""
     card = hardware.card
     per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
     placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
     fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
+    full_load = None
     if len(placements.options) > 1:
-        best = _most_served(model, resolved, breakdown, card, placements.options, fabric)
-        placements = replace(placements, asked=best)
+        fastest = _fastest(model, resolved, breakdown, card, placements.options, fabric)
+        full_load = _most_served(model, resolved, breakdown, card, placements.options, fabric)
+        placements = replace(placements, asked=fastest)
     fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
     _fit_warnings(fit, card, notes)
-    return _ServingPlan(placements, fit, per_machine, fabric)
+    return _ServingPlan(placements, fit, per_machine, fabric, full_load)
+
+
+def _fastest(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
+             options: tuple[Placement, ...], fabric: Fabric) -> Placement:
+    """Of the copy sizes that hold the batch on the cards, the one that decodes the batch asked
+    fastest: the most tokens/s in total for that batch (for one stream, per stream), the
+    smallest copy on a tie."""
+    def served(placed: Placement) -> float:
+        s = setup(model, workload, breakdown, card, placed.parallelism, fabric, Notes())
+        return stream_speed(workload, s) * workload.batch_size
+
+    return max(options, key=served)
 
 
 def _most_served(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
@@ -354,7 +384,8 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
                                inference_only="throughput answers decode speed for inference; "
                                "/scaling answers training time")
     job = place_serving(model, resolved, hardware, notes)
-    answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes)
+    answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes,
+                               full_load=job.full_load)
     return ThroughputResult(throughput=answer, model=model, card=hardware.card,
                             precision=resolved.precision.name, fit=job.fit,
                             parallelism=_plan(job.placement), workload=resolved, **notes.said())
@@ -387,14 +418,16 @@ def scaling(
         notes.warn(f"no number of {hardware.card.id} cards holds the job, so none meets the "
                    f"{deadline_days:g}-day deadline")
     if deadline_days is not None and job.fit.cards_needed is not None:
-        by_deadline = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
-                                     job.fit.cards_needed, deadline_days * SECONDS_PER_DAY)
+        deadline_s = deadline_days * SECONDS_PER_DAY
+        guide_curve = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
+                                     job.fit.cards_needed, deadline_s)[1]
+        by_deadline = (_least_count_by(model, resolved, hardware, job.fit.cards_needed, deadline_s), guide_curve)
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
     plan = _plan(job.placement, answer)
     if by_deadline[0] is not None and deadline_days is not None:
-        answer, plan = _at_deadline(model, job, hardware, group, by_deadline[0], deadline_days, notes)
+        answer, plan = _at_deadline(model, job, hardware, resolved, by_deadline[0], deadline_days, notes)
     return ScalingResult(
         training=answer, model=model, card=hardware.card, mode=job.workload.mode, fit=job.fit,
         parallelism=plan, curve=curve, deadline_days=deadline_days,
@@ -402,7 +435,7 @@ def scaling(
         cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **notes.said())
 
 
-def _at_deadline(model: ModelSpec, job: Training, hardware: HardwareInput, group: Parallelism,
+def _at_deadline(model: ModelSpec, job: Training, hardware: HardwareInput, resolved: Workload,
                  cards: int, deadline_days: float, notes: Notes) -> tuple[TrainingAnswer, PlanAnswer]:
     """The answer a deadline asks for: its card count and time (a count the caller gave stays,
     with a warning when it misses the deadline)."""
@@ -412,13 +445,28 @@ def _at_deadline(model: ModelSpec, job: Training, hardware: HardwareInput, group
             notes.warn(f"{shown.cards} cards take {shown.time_s / SECONDS_PER_DAY:.1f} days: "
                        f"{cards} meet the {deadline_days:g}-day deadline")
         return shown, _plan(job.placement, shown)
-    par = replace(group, data=cards // group.group)
-    answer = training_answer(model, job.workload, hardware.card, par, job.cluster, Notes())
+    at = place_training(model, resolved, replace(hardware, count=cards), Notes())
     notes.assume("cards", cards, f"the least count that finishes within {deadline_days:g} days "
                  f"(memory alone needs {job.fit.cards_needed})")
-    per_machine = job.placement.cards_per_machine
-    plan = plan_answer(par, cards, machines_for(par, per_machine), per_machine, False, answer)
-    return answer, plan
+    return at.answer, _plan(at.placement, at.answer)
+
+
+def _least_count_by(model: ModelSpec, resolved: Workload, hardware: HardwareInput, memory_cards: int,
+                    deadline_s: float) -> int | None:
+    """The least count whose own recipe (the one /scaling chooses on that count) finishes by the
+    deadline: the same answer a caller gets asking with that count, and one fewer does not."""
+    @functools.cache
+    def time_s(cards: int) -> float:
+        try:
+            time = place_training(model, resolved, replace(hardware, count=cards), Notes()).answer.time_s
+        except InvalidInputError:
+            return math.inf
+        return math.inf if time is None else time
+
+    found = least_cards_for(time_s, deadline_s, memory_cards, 1, d.MAX_CARDS)
+    while found is not None and found - 1 >= memory_cards and time_s(found - 1) <= deadline_s:
+        found -= 1
+    return found
 
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> ScalingPoint:
@@ -487,7 +535,8 @@ def estimate(
     else:
         serve = place_serving(model, resolved, hardware, notes)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
-        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes)
+        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes,
+                                  full_load=serve.full_load)
         plan = _plan(shown)
     host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
     power = electricity(host, card, energy, notes)

@@ -31,6 +31,7 @@ PREFILL_CHUNK_TOKENS = 8192
 OVERHEAD_RANGE = (1.5, 1.0, 1 / 1.5)
 # The guide's multi-card rule: several cards keep 70 % of the summed bandwidth over a dedicated
 # link and 50 % over PCIe; one card 60 %.
+GUIDE_SPREAD = 0.1  # the guide's rule, ten points either side (its 60 % and 70 % are that apart)
 GUIDE_EFFICIENCY = {"single": d.DECODE_EFFICIENCY_SINGLE.value,
                     "dedicated": d.DECODE_EFFICIENCY_DEDICATED.value,
                     "pcie": d.DECODE_EFFICIENCY_PCIE.value}
@@ -124,6 +125,9 @@ class ThroughputAnswer:
     time_per_output_token_s: float | None
     capacity_bound: str | None
     decode_curve: tuple[DecodePoint, ...]
+    # The plan the full-load figures (max_total_tokens_per_s and its kin) are for: the plan shown
+    # serves the batch asked fastest, and on the same cards another may serve most at full load.
+    capacity_parallelism: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,16 +183,34 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     group = replace(par, data=1, replicas=1)
     peak = compute_flops(card, compute_path(card, workload, notes), notes, "compute")
     fraction = achievable_fraction(card, notes)
-    efficiency = _efficiency_range(workload, engine, card, fraction, notes)
     measured = _compute_fraction(card, workload, notes)
-    compute = Range(*(min(e, measured) for e in (engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE)))
-    priced = workload.decode_efficiency is None
+    if workload.engine is None and card.kind != "card" and workload.decode_efficiency is None:
+        efficiency, shares, priced = _guide_tier(card, group, fraction, notes), PREFILL_EFFICIENCY_RANGE, False
+    else:
+        efficiency = _efficiency_range(workload, engine, card, fraction, notes)
+        shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, workload.decode_efficiency is None
+    compute = Range(*(min(e, measured) for e in shares))
     base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
                       compute.typical, efficiency.typical, priced=priced)
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
     return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
                  efficiency=efficiency, compute=compute)
+
+
+def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: Notes) -> Range:
+    """One of the guide's tiers (or a card described by its figures) with no engine named is
+    answered by the guide's own rule: the step is the roofline at 60 % of the bandwidth on one
+    card, 70 % over a dedicated link and 50 % over PCIe, with no fixed costs added (2 x D-M, 70B
+    fp16: 70 % of 28.6 = 20 tokens/s); its range ten points either side, as the guide's 60 % for
+    one card and 70 % for a tuned engine are apart."""
+    key = "single" if group.group == 1 else card.interconnect
+    share = GUIDE_EFFICIENCY[key]
+    notes.assume("decode_efficiency", share,
+                 f"{card.id} is the guide's tier or a card given by its figures, with no engine named: "
+                 f"the guide's rule, {share:.0%} of the bandwidth (60 % on one card, 70 % over a "
+                 "dedicated link, 50 % over PCIe), no fixed costs added; name an engine for its own costs")
+    return Range(*(min(ceiling_fraction, x) for x in (share - GUIDE_SPREAD, share, share + GUIDE_SPREAD)))
 
 
 @dataclass(frozen=True)
@@ -220,9 +242,10 @@ def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
 
 def throughput_answer(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
-    s: Setup, notes: Notes, curve: bool = True,
+    s: Setup, notes: Notes, curve: bool = True, full_load: "tuple[Placement, Setup] | None" = None,
 ) -> ThroughputAnswer:
-    """Decode, prefill and capacity of the plan in `placement`, priced by `s`."""
+    """Decode and prefill of the plan in `placement`, priced by `s`, and full-load capacity on it
+    or on `full_load`, the plan that serves most at full load on the same cards."""
     batch = workload.batch_size
     context = workload.context_tokens
     speed = decode_speed(workload, s)
@@ -238,7 +261,8 @@ def throughput_answer(
     step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
     intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
     prefill = _prefill(model, workload, s, notes)
-    capacity = serving_capacity(model, workload, s, placement, notes)
+    capacity_placement, capacity_setup = full_load or (placement, s)
+    capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
     return ThroughputAnswer(
@@ -272,6 +296,8 @@ def throughput_answer(
         output_tokens=workload.output_tokens or 1,
         **capacity,
         decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
+        capacity_parallelism=capacity_placement.parallelism.describe()
+        if capacity["max_total_tokens_per_s"] is not None else None,
     )
 
 
@@ -485,6 +511,33 @@ class CapacityCopy:
         """The typical step and time to first token at `batch`, in seconds."""
         step = self._step(self.deployments[1], batch)
         return step.step_s, self._ttft_s(step)
+
+    def time_to_first_token_s(self, requests: int) -> float:
+        """Time to first token with `requests` in flight on this copy, each sent when the one
+        before it ends (a closed loop, as serving benchmarks run): the prompt's prefill and its
+        chunks' waits at that batch, or, once the copy completes requests more slowly than they
+        come back, the wait Little's law gives: requests / completion rate - the answer's decode."""
+        point = self.at(max(1, min(requests, self.largest)))
+        full = self.at(None)
+        completed_per_s = full.total_tokens_per_s.typical / self.copies / self.output
+        queued_s = requests / completed_per_s - self.output * point.step_s
+        return max(self._prefill_queue_s(requests, point), queued_s)
+
+    def _prefill_queue_s(self, requests: int, point: CapacityPoint) -> float:
+        """Below saturation: the prompt also waits behind the prompts that came just before it
+        (an M/D/1 queue of prefills, each `prefill_alone_s` long, arriving at the rate the
+        closed loop sends them: requests / (time to first token + the answer's decode))."""
+        base, prefill = point.time_to_first_token_s, self.prefill_alone_s
+        ttft = base
+        for _ in range(50):
+            load = requests / (ttft + self.output * point.step_s) * prefill
+            if load >= 1:  # saturated: the caller's Little's-law wait holds
+                return base
+            nxt = base + load * prefill / (2 * (1 - load))
+            if abs(nxt - ttft) <= 1e-6 * nxt:
+                break
+            ttft = nxt
+        return ttft
 
     def at(self, batch: int | None) -> CapacityPoint:
         """The copy at `batch` (None: the largest)."""

@@ -416,6 +416,61 @@ RULES: tuple[tuple[str, str], ...] = (
     *_COMPUTE_PATH,
     *_LINES,
     *_NOTES,
+    # host.py power_basis (platforms and the share model) and plan.py / links.py rack-scale notes
+    (rf"(?P<name>NVIDIA [^:;]+): (?P<kw>{_N}) kW at most for (?P<n>\d+) cards as its vendor publishes it",
+     "{name}：厂商公布的整机最大功耗为 {kw} kW（{n} 张卡）"),
+    (rf"a machine with fewer cards draws (?P<base>{_N}) kW plus their share of the rest",
+     "卡数较少的机器按 {base} kW 加上这些卡分摊的其余部分计"),
+    ("summed over the machines", "对所有机器求和"),
+    (rf"no published figure for a machine of (?P<card>{_CARD}): (?P<k>{_N}) x the cards' power plus "
+     rf"(?P<base>{_N}) kW a machine, fitted on the published platforms",
+     "{card} 的整机没有公布的功耗：按卡功耗的 {k} 倍加每台机器 {base} kW 计（在已公布的平台上拟合）"),
+    (r"the (?P<name>NVIDIA [^:;]+?) is one NVLink domain of (?P<n>\d+) cards: collectives inside it stay "
+     r"on NVLink",
+     "{name} 是一个含 {n} 张卡的 NVLink 域：域内的集合通信都走 NVLink"),
+    (rf"per machine, between machines: the (?P<name>NVIDIA [^:;]+?)'s scale-out network, (?P<gb>{_N}) GB/s "
+     rf"for its (?P<n>\d+) cards \(a NIC port per card\)",
+     "每台机器的机间网络：{name} 的横向扩展网络，{n} 张卡共 {gb} GB/s（每张卡一个网卡端口）"),
+    # engines.py / throughput.py / inputs.py: the default engine, the guide's tiers, full load, KV
+    (r"no engine named: a tuned serving engine assumed, with vLLM's figures \((?P<t_why>.+)\)",
+     "未指定引擎：按调优过的推理服务引擎计，采用 vLLM 的参数（{t_why}）"),
+    (r"name the engine for its own", "指定引擎可得其自身参数"),
+    (rf"(?P<card>{_CARD}) is the guide's tier or a card given by its figures, with no engine named: the "
+     rf"guide's rule, (?P<pct>{_N}) ?% of the bandwidth \(60 % on one card, 70 % over a dedicated link, "
+     r"50 % over PCIe\), no fixed costs added; name an engine for its own costs",
+     "{card} 是指南的档位或按参数给出的卡，且未指定引擎：按指南的规则取带宽的 {pct}%（单卡 60%，专用互联 70%，"
+     "PCIe 50%），不另加固定开销；指定引擎可得其自身开销"),
+    (rf"at full load the same cards serve most as (?P<t_plan>{_PLAN}): the full-load figures "
+     r"\(max_total_tokens_per_s and its kin\) are for that plan",
+     "满载时同样这些卡以 {t_plan} 的方案产出最多：满载数据（max_total_tokens_per_s 等）按该方案计算"),
+    (rf"(?P<engine>[\w.-]+) quantises the KV cache to FP8 with (?P<fmt>{_FMT}) checkpoints "
+     r"\(kv_cache_quant_algo FP8\), as its published runs do",
+     "{engine} 对 {fmt} 检查点默认把 KV 缓存量化为 FP8（kv_cache_quant_algo FP8），与其公开实测一致"),
+    # training_time.py / placement.py: the step model, the run's goodput, the recipe, fp8
+    (rf"time = steps x the plan's step: micro-batches at the layers' efficiency \((?P<eff>{_N}) ?% of "
+     r"dense peak here\), the exposed share of tensor-parallel collectives, the pipeline bubble "
+     r"\(p-1\)/\(m v\), and data-parallel traffic the backward pass does not hide; "
+     rf"(?P<mfu>{_N}) ?% MFU all in\. The guide's (?P<g>{_N}) ?% MFU and scaling curve are reported "
+     r"beside it \(time_s_guide_curve\), not applied on top",
+     "时间 = 步数 × 方案的单步时间：各微批次按层的效率计算（此处为稠密峰值的 {eff}%），"
+     "加上张量并行集合通信中暴露的部分、流水线气泡 (p-1)/(m v)，"
+     "以及反向传播无法掩盖的数据并行通信；综合 MFU 为 {mfu}%。"
+     "指南的 {g}% MFU 与扩展曲线列在旁边（time_s_guide_curve），不叠加在其上"),
+    (rf"a whole run spends about (?P<pct>{_N}) ?% of its wall time in steady steps \(restarts, checkpoints "
+     r"and evaluation take the rest\), fitted on published runs' GPU-hours; effective_mfu is the steady "
+     r"state",
+     "整个训练过程约有 {pct}% 的墙钟时间处于稳定训练步（其余用于故障重启、检查点与评估），"
+     "按公开训练的 GPU 小时拟合；effective_mfu 为稳定状态的值"),
+    (r"the fastest recipe that fits the cards' memory by the step model, among tensor parallelism inside "
+     r"a machine, pipeline stages, interleaving, micro-batches 1-8, selective or full recomputation and "
+     r"the ZeRO stage; what was given is kept",
+     "按步骤模型选出显存放得下的最快方案：在机内张量并行、流水线级数、交错调度、微批次 1-8、"
+     "选择性或完全重计算以及 ZeRO 阶段之间选择；调用方给定的设置保持不变"),
+    (r"fp8 training as Transformer Engine runs it: matmuls in fp8 with per-tensor scales, fp32 master "
+     r"weights and optimizer state, a bf16 copy of the weights and bf16 gradients \(the fp8 casts are "
+     r"transient\), activations kept in bf16",
+     "按 Transformer Engine 的方式做 fp8 训练：矩阵乘法用带逐张量缩放的 fp8，主权重与优化器状态为 fp32，另有一份 bf16 "
+     "权重副本和 bf16 梯度（fp8 转换是临时的），激活值保留为 bf16"),
     # --- compare.py
     ("the cheapest to own first", "拥有成本最低的排在前面"),
 )

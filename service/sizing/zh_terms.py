@@ -4,12 +4,16 @@ card ids, plan terms) and the rules for a plan's description (plan.py Parallelis
 
 N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
 CARD = r"[^\s:;()]+"  # a card id: h100-sxm, C70, D-S, custom
-KIND = r"(?:tensor|pipeline|expert|data|replicas)"
+KIND = r"(?:tensor|pipeline|attention data-parallel|expert|data|replicas)"
 TERM = rf"{KIND} \d+"  # one term of a plan's description
-PLAN = rf"(?:one card|{TERM}(?: x {TERM})*)"  # a whole description
+_SPREAD = r"(?:, experts spread over \d+ cards \(expert \d+\))?"  # expert parallelism over them
+PLAN = rf"(?:one card|{TERM}(?: x {TERM})*){_SPREAD}"  # a whole description
 
 PLAN_RULES: tuple[tuple[str, str], ...] = (
+    (rf"(?P<t_p>(?:one card|{TERM}(?: x {TERM})*)), experts spread over (?P<w>\d+) cards \(expert (?P<e>\d+)\)",
+     "{t_p}，路由专家分布在 {w} 张卡上（专家并行 {e}）"),
     (rf"(?P<t_a>{TERM}) x (?P<t_b>{TERM}(?: x {TERM})*)", "{t_a} × {t_b}"),
+    (r"attention data-parallel (?P<n>\d+)", "注意力数据并行 {n}"),
     (r"tensor (?P<n>\d+)", "张量并行 {n}"),
     (r"pipeline (?P<n>\d+)", "流水线并行 {n}"),
     (r"expert (?P<n>\d+)", "专家并行 {n}"),

@@ -88,14 +88,23 @@ def test_decode_ceiling_and_expected(client, card, count, model, ceiling, expect
     assert body["bound"] == "memory"
 
 
-def test_multi_card_decode_of_the_guide_beside_the_plans_own(client):
-    """140 GB on 2 x D-M: the guide sums the bandwidths, 28.6 tokens/s, about 20 at 70 %; the
-    service also prices the plan (tensor 2) on its link, and never above the guide's ceiling."""
+def test_multi_card_decode_of_the_guide_is_the_expected_figure(client):
+    """140 GB on 2 x D-M: the guide sums the bandwidths, 28.6 tokens/s, about 20 at 70 % over a
+    dedicated link; on the guide's own tier with no engine named, that is the answer."""
     body = post(client, "/throughput", {"model": SEVENTY_B, "hardware": {"card": "D-M", "count": 2}})
     assert body["decode_tokens_per_s_ceiling"] == approx(28.6, abs=0.05)
     assert body["decode_tokens_per_s_guide"] == approx(20.0, abs=0.05)
+    assert body["decode_tokens_per_s_expected"] == approx(20.0, abs=0.05)
     assert body["parallelism"]["tensor"] == 2
+
+
+def test_a_named_engine_on_the_guides_tier_prices_its_own_costs(client):
+    """With an engine named, the plan is priced on its link with the engine's fixed costs: below
+    the ceiling, and no longer the guide's flat 70 %."""
+    body = post(client, "/throughput", {"model": "llama-2-70b", "hardware": {"card": "D-M", "count": 2},
+                                        "workload": {"engine": "vllm", "precision": "fp16"}})
     assert body["decode_tokens_per_s_expected"] < body["decode_tokens_per_s_ceiling"]
+    assert body["decode_tokens_per_s_expected"] != approx(body["decode_tokens_per_s_guide"], abs=0.05)
 
 
 def test_single_stream_decode_intensity_is_about_one_flop_per_byte(client):
