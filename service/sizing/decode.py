@@ -69,6 +69,7 @@ class Deployment:
             layer_s=scale * engine.layer_overhead_s if fixed else 0.0,
             moe_layer_s=_wider(scale) * engine.moe_layer_overhead_s if fixed else 0.0,
             moe_layer_share=model.resolved_moe_layers / model.layers if model.layers else 0.0,
+            sequence_s=scale * engine.sequence_overhead_s if fixed else 0.0,
             kv_bytes_per_sequence=self.breakdown.kv_cache_bytes_per_sequence or 0,
             kv_tensor_share=self.breakdown.kv_tensor_share(self.group.tensor),
             pipelined=self.engine.pipelined and stages > 1,
@@ -104,6 +105,7 @@ class _Rates:
     layer_s: float
     moe_layer_s: float
     moe_layer_share: float
+    sequence_s: float  # host work per running sequence and step
     kv_bytes_per_sequence: int
     kv_tensor_share: float
     pipelined: bool
@@ -179,13 +181,14 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
     weights_card, kv_card, flops_card, memory_s, compute_s, roofline_s, engine_s, tensor_s, expert_s, \
         step_s, bound = stage
     pipeline_s = _hops_s(dep, micro + micro_prefill, hops)
+    host_s = batch * r.sequence_s  # once a step, for every sequence running
     return StepCost(
         batch=batch, prefill_tokens=prefill_tokens, weights_read_bytes_per_card=weights_card,
         kv_read_bytes_per_card=kv_card, flops_per_card=flops_card,
         memory_s=rounds * memory_s, compute_s=rounds * compute_s,
-        roofline_s=rounds * roofline_s, engine_s=rounds * engine_s, tensor_comm_s=rounds * tensor_s,
+        roofline_s=rounds * roofline_s, engine_s=rounds * engine_s + host_s, tensor_comm_s=rounds * tensor_s,
         expert_comm_s=rounds * expert_s, pipeline_comm_s=pipeline_s,
-        step_s=rounds * step_s + pipeline_s, bound=bound,
+        step_s=rounds * step_s + pipeline_s + host_s, bound=bound,
     )
 
 

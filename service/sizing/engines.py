@@ -14,6 +14,8 @@ class Engine:
     layer_overhead_s     fixed cost per layer and decode step on one card (kernel launches and
                          synchronisation), what holds small models back on fast cards
     moe_layer_overhead_s extra fixed cost per MoE layer and step (routing, gathering experts)
+    sequence_overhead_s  host work per running sequence and step (sampling, logits, scheduling,
+                         detokenising), what holds small models back at large batches
     collective_s         its own cost per tensor-parallel collective, beyond the link's latency
     hop_s                its own cost per pipeline hop (synchronising two cards), beyond the link's
     syncs_per_layer      tensor-parallel collectives per layer: 2 for Megatron-style splits (after
@@ -43,6 +45,7 @@ class Engine:
     layer_overhead_s: float
     why: str
     moe_layer_overhead_s: float = 0.0
+    sequence_overhead_s: float = 0.0
     collective_s: float = 0.0
     hop_s: float = 0.0
     syncs_per_layer: int = 2
@@ -60,15 +63,15 @@ class Engine:
 # Calibrated on the published runs in service/accuracy/data/ (`make validate` reports the spread
 # per regime, `make fit` refits the grids in service/accuracy/fit.py). Engines without published
 # runs keep the guide's figures, and constants no run pins down are said to be assumed.
-_SERVING_MATMULS = (0.4, 0.5, 0.6)  # at full load: TensorRT-LLM's 546 runs, vLLM's on Instinct cards
+_SERVING_MATMULS = (0.4, 0.5, 0.6)  # at full load: TensorRT-LLM's 546 runs
 ENGINES: dict[str | None, Engine] = {
     "llama.cpp": Engine(
         0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of the bandwidth plus "
-        "38 us per layer and token (median error 5 %)", collective_s=40e-6, hop_s=700e-6,
+        "38 us per layer and token (median error 5 %)", collective_s=60e-6, hop_s=700e-6,
         syncs_per_layer=7, split="layer", pipelined=False,
-        hbm_efficiency=(0.3, 0.55, 0.75),
-        fitted="bandwidth share and per-layer cost on one card; 700 us a hop of a layer split, 40 us "
-               "a sync of a row split and 55 % of HBM bandwidth, on 131 runs over 1-16 cards"),
+        hbm_efficiency=(0.3, 0.45, 0.65),
+        fitted="bandwidth share and per-layer cost on one card; 700 us a hop of a layer split, 60 us "
+               "a sync of a row split and 45 % of HBM bandwidth, on 132 runs over 1-16 cards"),
     "transformers": Engine(0.3, 0.6, 0.7, 300e-6, "HF transformers generate(): Python and launch "
                            "overhead of about 300 us per layer and token (two h2oGPT runs)",
                            split="layer", pipelined=False, max_batch=1,
@@ -84,10 +87,10 @@ ENGINES: dict[str | None, Engine] = {
     "vllm": Engine(
         0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
         "layer and 150 us more per MoE layer", moe_layer_overhead_s=150e-6, expert_parallel=True,
-        max_batch=256, compute_efficiency=_SERVING_MATMULS,
-        fitted="per-layer and per-MoE-layer cost on 7 runs (3 of them one user's gpt-oss report: thin; "
-               "refitted to 150 us when gpt-oss's attention was counted in 16-bit as it ships); "
-               "matmul share under load assumed as TensorRT-LLM's"),
+        max_batch=256, compute_efficiency=(0.45, 0.55, 0.65), sequence_overhead_s=20e-6,
+        fitted="per-layer and per-MoE-layer cost on 37 one-stream runs (3 of them one user's gpt-oss "
+               "report: thin); matmul share and host work per sequence under load on 10 full-load "
+               "runs on Instinct cards (AMD's and Oracle's tables)"),
     "sglang": Engine(
         0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % of the bandwidth (guide), 500 us more "
         "per MoE layer", moe_layer_overhead_s=500e-6, expert_parallel=True,
@@ -97,10 +100,11 @@ ENGINES: dict[str | None, Engine] = {
     "tensorrt-llm": Engine(
         0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 75 % of the bandwidth, matmuls at "
         "50 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
-        expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.7,
-        fitted="bandwidth share, matmul share of peak, expert matmul share and per-MoE-layer cost on "
-               "546 published runs from 4 sources (TensorRT-LLM's perf-overview, MLPerf Inference "
-               "v5.1, NVIDIA's blogs), each regime weighed alike"),
+        expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.85,
+        sequence_overhead_s=5e-6,
+        fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost and host "
+               "work per running sequence (5 us) on 546 published runs from 4 sources (TensorRT-LLM's "
+               "perf-overview, MLPerf Inference v5.1, NVIDIA's blogs), each regime weighed alike"),
 }
 # No engine named: a stated default, never a costless one. A buyer who names none gets the most
 # deployed serving engine's figures (vLLM's, fitted as above); the guide's tiers keep the guide's

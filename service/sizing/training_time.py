@@ -336,7 +336,7 @@ class StepConstants:
     # failures, checkpoints, evaluation and ramp-up. Fitted on published whole runs' GPU-hours
     # (service/accuracy/data/training.csv) against the steady-state step; steady-state MFUs are
     # read from effective_mfu, before it.
-    run_goodput: float = 0.85
+    run_goodput: float = 0.8
 
 
 STEP_CONSTANTS = StepConstants()
