@@ -396,9 +396,10 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> di
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
     prompt = workload.prompt_tokens
     engine = s.typical.engine
+    fitted = engine.compute_efficiency is not None and (workload.engine is not None or s.typical.priced)
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
                  f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: "
-                 + (engine.fitted if engine.compute_efficiency else d.PREFILL_EFFICIENCY.note))
+                 + (engine.fitted if fitted else d.PREFILL_EFFICIENCY.note))
     times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {

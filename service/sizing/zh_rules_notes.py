@@ -211,19 +211,21 @@ _ENGINES: tuple[tuple[str, str], ...] = (
      rf"(?P<n>{_N}) runs on (?P<cards>[\d-]+) (?P<card>\w+)s \(median error (?P<e>{_N}) ?%\)",
      "带宽比例、每层开销和量化权重上保留的比例，基于其 README 中 {cards} 张 {card} 上的 {n} 组实测"
      "（中位误差 {e}%）"),
-    (rf"per-layer and per-MoE-layer cost on (?P<n>{_N}) runs \((?P<k>{_N}) of them one user's gpt-oss "
-     rf"report: thin; refitted to (?P<us>{_N}) us when gpt-oss's attention was counted in 16-bit as it "
-     r"ships\); matmul share under load assumed as TensorRT-LLM's",
-     "每层和每个 MoE 层的开销，基于 {n} 组实测（其中 {k} 组来自一位用户的 gpt-oss 报告，数据偏少；"
-     "按 gpt-oss 发布时的 16 位注意力重算后改拟合为 {us} us）；满载时的矩阵乘法比例假定与 TensorRT-LLM 相同"),
+    (rf"per-layer and per-MoE-layer cost on (?P<n>{_N}) one-stream runs \((?P<k>{_N}) of them one user's "
+     rf"gpt-oss report: thin\); matmul share and host work per sequence under load on (?P<f>{_N}) "
+     r"full-load runs on Instinct cards \(AMD's and Oracle's tables\)",
+     "每层和每个 MoE 层的开销，基于 {n} 组单流实测（其中 {k} 组来自一位用户的 gpt-oss 报告，数据偏少）；"
+     "满载时的矩阵乘法比例与每条序列的主机开销，基于 Instinct 卡上的 {f} 组满载实测（AMD 与 Oracle 的表格）"),
     (rf"the per-MoE-layer cost on (?P<n>{_N}) DeepSeek runs \(thin: one model\); matmul share under load "
      r"assumed as TensorRT-LLM's",
      "每个 MoE 层的开销，基于 {n} 组 DeepSeek 实测（数据偏少：只有一个模型）；满载时的矩阵乘法比例假定与 "
      "TensorRT-LLM 相同"),
-    (rf"bandwidth share, matmul share of peak, expert matmul share and per-MoE-layer cost on (?P<n>{_N}) "
-     rf"published runs \((?P<full>{_N}) at full load, median error (?P<e>{_N}) ?%\)",
-     "带宽比例、矩阵乘法占峰值的比例、专家矩阵乘法比例和每个 MoE 层的开销，基于 {n} 组公开实测"
-     "（{full} 组为满载，中位误差 {e}%）"),
+    (r"bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost and host work per "
+     rf"running sequence \((?P<us>{_N}) us\) on (?P<n>{_N}) published runs from (?P<k>{_N}) sources "
+     r"\(TensorRT-LLM's perf-overview, MLPerf Inference v5\.1, NVIDIA's blogs\), each regime weighed alike",
+     "带宽比例、矩阵乘法占峰值的比例、专家矩阵乘法比例、每个 MoE 层的开销和每条运行中序列的主机开销（{us} us），"
+     "基于 {k} 个来源的 {n} 组公开实测（TensorRT-LLM 的 perf-overview、MLPerf Inference v5.1、NVIDIA 的博客），"
+     "各类场景权重相同"),
 )
 
 # --- placement.py _reason: the fit reason, said in "; " clauses (each translated on its own)
