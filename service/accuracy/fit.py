@@ -42,6 +42,7 @@ class Target:
     bears_on: Callable[[str, dict], bool]  # (regime, row): whether its constants move this case
     prior: dict = field(default_factory=dict)
     prior_why: str = ""
+    kind: str = "engine"  # targets of one kind lend each other their fits (population_prior)
 
     def affects(self, regime: str, row: dict) -> bool:
         return self.bears_on(regime, row)
@@ -137,7 +138,8 @@ def _training_target() -> Target:
         lambda: training_time.STEP_CONSTANTS, put, lambda regime, row: regime in (validate.SCALE, validate.RUNS),
         {"bf16_efficiency": 0.65, "hidden_half": 0.0, "tensor_exposed": 1.0, "data_tail": 0.0,
          "attention_factor": 1.0, "run_goodput": 1.0},
-        "the guide's 60-70 % of peak for large matmuls, every collective exposed, no run losses")
+        "the guide's 60-70 % of peak for large matmuls, every collective exposed, no run losses",
+        kind="training")
 
 
 TARGETS.append(_training_target())
@@ -209,6 +211,28 @@ def fitted(target: Target, cases: list[validate.Case], start: dict | None = None
             break
     current = target.get()
     return {k: v for k, v in best.items() if v != getattr(current, k)}
+
+
+def population_prior(target: Target, refit: dict[str, dict]) -> dict:
+    """The values a target takes when no other source pins it: for each of its constants that
+    other targets of its kind fit too, the median of their fitted values (as refitted without
+    the source left out, `refit`, where that moved them); its stated prior for the rest. An
+    engine no other publication measured is priced like the engines that were, not costless."""
+    out = dict(target.prior)
+    for name in target.grid:
+        values = []
+        for other in TARGETS:
+            if other is target or other.kind != target.kind or name not in other.grid:
+                continue
+            values.append(refit.get(other.name, {}).get(name, getattr(other.get(), name)))
+        values = [v for v in values if v is not None]
+        if not values:
+            continue
+        if isinstance(values[0], tuple):
+            out[name] = tuple(statistics.median(parts) for parts in zip(*values, strict=True))
+        else:
+            out[name] = statistics.median(values)
+    return out
 
 
 def training_cases(target: Target) -> list[validate.Case]:

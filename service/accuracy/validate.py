@@ -408,14 +408,17 @@ def held_out(every: list[Case]) -> dict[int, tuple[float, float]]:
     out: dict[int, tuple[float, float]] = {}
     for group, members in by_group.items():
         held = [every[i] for i in members]
-        values = {}
+        values, unpinned = {}, []
         for target in fitting.TARGETS:
             if not any(target.affects(c.regime, c.row) for c in held):
                 continue
             training = [c for c in every if c.group != group and target.trains_on(c.regime, c.row)]
-            # From the prior, so that a constant the other sources do not pin stays at its prior.
-            values[target.name] = fitting.fitted(target, training, target.prior) if training \
-                else dict(target.prior)
+            if training:  # from the prior, so that a constant the others do not pin stays at it
+                values[target.name] = fitting.fitted(target, training, target.prior)
+            else:
+                unpinned.append(target)
+        for target in unpinned:  # no other source: priced like its kind's refitted targets
+            values[target.name] = fitting.population_prior(target, values)
         with fitting.applied(values):
             for i in members:
                 out[i] = (every[i].estimate(True).value, every[i].estimate(False).value)
