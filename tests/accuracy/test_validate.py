@@ -1,6 +1,7 @@
 """make validate: invariants on every published case, the median decode error, and the gate."""
 
 import csv
+import statistics
 import subprocess
 import sys
 
@@ -53,20 +54,25 @@ def test_a_source_is_left_out_whole_with_its_publication(source, group):
     assert validate.source_group(source) == group
 
 
-def test_out_of_sample_refits_without_the_source_and_falls_back_to_the_prior(tmp_path):
+def test_out_of_sample_refits_without_the_source_and_falls_back_to_the_other_engines(tmp_path):
     """Two gpt-fast sources: each one's cases are estimated with the constants the other fits;
-    a source alone falls back to the prior. Either way the out-of-sample figure is the refit's,
-    not the in-sample one."""
+    a source alone falls back to what the other engines' fits say (their median), or the stated
+    prior where none fits that constant. Either way not the in-sample constants."""
     rows = [row for row in validate.read_cases("multicard_decode.csv") if row["engine"] == "gpt-fast"][:4]
     rows = [{**row, "source": f"owner/repo{i % 2} README.md"} for i, row in enumerate(rows)]
     every = [validate.Case(validate.SEVERAL, row, validate.source_group(row["source"])) for row in rows]
     held = validate.held_out(every)
     assert set(held) == set(range(len(rows)))
     target = next(t for t in fitting.TARGETS if t.name == "gpt-fast")
-    with fitting.applied({"gpt-fast": dict(target.prior)}):
+    population = fitting.population_prior(target, {})
+    assert population["layer_overhead_s"] == pytest.approx(
+        statistics.median(t.get().layer_overhead_s for t in fitting.TARGETS
+                          if t is not target and "layer_overhead_s" in t.grid))
+    assert population["quantized_factor"] == target.prior["quantized_factor"]  # no other engine fits it
+    with fitting.applied({"gpt-fast": population}):
         prior = [case.estimate(False).value for case in every]
     alone = validate.held_out(every[:1])
-    assert alone[0][1] == pytest.approx(prior[0])  # nothing else pins it: the prior
+    assert alone[0][1] == pytest.approx(prior[0])  # nothing else pins it: the other engines' fits
     assert all(value > 0 for pair in held.values() for value in pair)
 
 
