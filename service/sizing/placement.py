@@ -314,7 +314,10 @@ def training_placements(
     notes: Notes, network_gb_per_s: float | None = None,
 ) -> TrainingPlacements:
     """The plan a training engine runs on `count` cards (or the least count that holds it); on a
-    count, the fastest recipe that fits (_fastest_recipe) over the settings the caller left open."""
+    count, the fastest recipe that fits (_fastest_recipe) over the settings the caller left open.
+    A given expert degree spans the cards that hold the model, as for serving (plan.spanned)."""
+    if workload.parallelism is not None and workload.parallelism.expert > 1:
+        workload = replace(workload, parallelism=spanned(workload.parallelism))
     usable = usable_bytes(card, notes)
     breakdowns: dict[tuple, MemoryBreakdown] = {}
 
@@ -436,9 +439,17 @@ def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
     # Recipes whose copies' micro-batches overfill the global batch grow the batch the caller
     # asked for; they are tried only when no recipe keeps it.
     space = list(_search_space(model, workload, per_machine, count))
-    keeps = [(split, variant) for split, variant in space
-             if variant.batch_size * (count // split.group) * variant.context_tokens <= batch * 1.01]
-    for split, variant in keeps or space:
+
+    def filled(split: Parallelism, variant: Workload) -> float:
+        """The global batch the copies' micro-batches fill, in tokens: whole rounds of them."""
+        per_round = variant.batch_size * (count // split.group)
+        return math.ceil(batch / variant.context_tokens / per_round) * per_round * variant.context_tokens
+
+    keeps = [(split, variant) for split, variant in space if filled(split, variant) <= batch * BATCH_KEPT]
+    grows = [(split, variant) for split, variant in space if filled(split, variant) > batch * BATCH_KEPT]
+    for split, variant in keeps + grows:
+        if best is not None and filled(split, variant) > batch * BATCH_KEPT:
+            break  # a recipe that keeps the batch fits: none that grows it is taken
         copies = count // split.group
         par = replace(split, data=copies)
         key = (variant.zero_stage, par.tensor, variant.batch_size, variant.recompute)
@@ -463,6 +474,9 @@ def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
 
 
 SIMPLER_PLAN_MARGIN = 0.05
+# A global batch rounded up to whole rounds of the copies' micro-batches counts as kept within
+# this factor (where the answer starts to warn that the batch grew).
+BATCH_KEPT = 1.25
 
 
 def _recipe_note(chosen: Workload, placed: Placement, notes: Notes) -> None:
@@ -579,7 +593,8 @@ def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> Non
         notes.assume("zero_stage", "guide even split" if asked.zero_stage is None else asked.zero_stage,
                      "model states split evenly over all cards (FSDP, ZeRO-3-like), as the guide "
                      "does" if asked.zero_stage is None else
-                     "a distributed optimizer (ZeRO-1) beside tensor parallelism, as Megatron runs it")
+                     "a distributed optimizer (ZeRO-1): only the optimizer states split over the "
+                     "data-parallel copies, as Megatron runs it")
 
 
 # --- the fit, as answered -------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """One call per question: memory, throughput, scaling, cost, and the whole estimate."""
 
+import copy
 import functools
 import math
 from dataclasses import dataclass, replace
@@ -9,7 +10,7 @@ from .capacity import CapacityAnswer, Target, capacity_for, met_plan
 from .cards import Card
 from .catalog import Price
 from .cost import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
-from .engines import ENGINES
+from .engines import DEFAULT_ENGINE, ENGINES
 from .errors import InvalidInputError
 from .host import HostSizing, host_sizing, power_basis
 from .inputs import (
@@ -405,6 +406,7 @@ def scaling(
                                default_mode="pretrain")
     if resolved.train_tokens is None:
         raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
+    opened = copy.deepcopy(notes)
     job = place_training(model, resolved, hardware, notes)
     group = replace(job.placement.parallelism, data=1, replicas=1)
     answer = job.answer
@@ -421,13 +423,21 @@ def scaling(
         deadline_s = deadline_days * SECONDS_PER_DAY
         guide_curve = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
                                      job.fit.cards_needed, deadline_s)[1]
-        by_deadline = (_least_count_by(model, resolved, hardware, job.fit.cards_needed, deadline_s), guide_curve)
+        by_deadline = (_least_count_by(model, resolved, hardware, job.fit.cards_needed,
+                                       job.placement.cards_per_machine, deadline_s), guide_curve)
         if by_deadline[0] is None:
             notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
                        f"{deadline_days:g} days")
     plan = _plan(job.placement, answer)
     if by_deadline[0] is not None and deadline_days is not None:
-        answer, plan = _at_deadline(model, job, hardware, resolved, by_deadline[0], deadline_days, notes)
+        if hardware.count is None:  # the answer is the deadline's count, said as asking with it says it
+            notes = opened
+            notes.assume("cards", by_deadline[0], f"the least count that finishes within {deadline_days:g} "
+                         f"days (memory alone needs {job.fit.cards_needed})")
+            at = place_training(model, resolved, replace(hardware, count=by_deadline[0]), notes)
+            answer, plan = at.answer, _plan(at.placement, at.answer)
+        else:
+            _missed_deadline(answer, by_deadline[0], deadline_days, notes)
     return ScalingResult(
         training=answer, model=model, card=hardware.card, mode=job.workload.mode, fit=job.fit,
         parallelism=plan, curve=curve, deadline_days=deadline_days,
@@ -435,26 +445,24 @@ def scaling(
         cards_needed_for_deadline_guide_curve=by_deadline[1], workload=job.workload, **notes.said())
 
 
-def _at_deadline(model: ModelSpec, job: Training, hardware: HardwareInput, resolved: Workload,
-                 cards: int, deadline_days: float, notes: Notes) -> tuple[TrainingAnswer, PlanAnswer]:
-    """The answer a deadline asks for: its card count and time (a count the caller gave stays,
-    with a warning when it misses the deadline)."""
-    shown = job.answer
-    if hardware.count is not None:
-        if shown.time_s is not None and shown.time_s > deadline_days * SECONDS_PER_DAY:
-            notes.warn(f"{shown.cards} cards take {shown.time_s / SECONDS_PER_DAY:.1f} days: "
-                       f"{cards} meet the {deadline_days:g}-day deadline")
-        return shown, _plan(job.placement, shown)
-    at = place_training(model, resolved, replace(hardware, count=cards), Notes())
-    notes.assume("cards", cards, f"the least count that finishes within {deadline_days:g} days "
-                 f"(memory alone needs {job.fit.cards_needed})")
-    return at.answer, _plan(at.placement, at.answer)
+def _missed_deadline(shown: TrainingAnswer, cards: int, deadline_days: float, notes: Notes) -> None:
+    """A count the caller gave stays, with a warning when it misses the deadline."""
+    if shown.time_s is not None and shown.time_s > deadline_days * SECONDS_PER_DAY:
+        notes.warn(f"{shown.cards} cards take {shown.time_s / SECONDS_PER_DAY:.1f} days: "
+                   f"{cards} meet the {deadline_days:g}-day deadline")
+
+
+# The recipe a count gets is searched per count, so time is not monotone in the count: below
+# the count the search finds, this many whole machines fewer are tried as well.
+DEADLINE_LOOKBACK_MACHINES = 32
 
 
 def _least_count_by(model: ModelSpec, resolved: Workload, hardware: HardwareInput, memory_cards: int,
-                    deadline_s: float) -> int | None:
-    """The least count whose own recipe (the one /scaling chooses on that count) finishes by the
-    deadline: the same answer a caller gets asking with that count, and one fewer does not."""
+                    per_machine: int, deadline_s: float) -> int | None:
+    """The least count, in whole machines beyond one, whose own recipe (the one /scaling
+    chooses on that count) finishes by the deadline: the answer a caller gets asking with that
+    count. The count is galloped and bisected, then the machines below it are tried as well, as
+    a count's recipe can make a smaller count faster."""
     @functools.cache
     def time_s(cards: int) -> float:
         try:
@@ -463,10 +471,15 @@ def _least_count_by(model: ModelSpec, resolved: Workload, hardware: HardwareInpu
             return math.inf
         return math.inf if time is None else time
 
-    found = least_cards_for(time_s, deadline_s, memory_cards, 1, d.MAX_CARDS)
-    while found is not None and found - 1 >= memory_cards and time_s(found - 1) <= deadline_s:
-        found -= 1
-    return found
+    for cards in range(memory_cards, min(per_machine, d.MAX_CARDS) + 1):  # inside one machine
+        if time_s(cards) <= deadline_s:
+            return cards
+    start = math.ceil(max(memory_cards, per_machine) / per_machine) * per_machine
+    found = least_cards_for(time_s, deadline_s, start, per_machine, d.MAX_CARDS)
+    if found is None:
+        return None
+    lower = max(start, found - DEADLINE_LOOKBACK_MACHINES * per_machine)
+    return min((n for n in range(lower, found, per_machine) if time_s(n) <= deadline_s), default=found)
 
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> ScalingPoint:
@@ -594,7 +607,8 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     language = notes.use("lang", lang, d.LANG)
     return said_in(language, CapacityResult(
         model=model, target=target, prompt_tokens=resolved.prompt_tokens,
-        output_tokens=resolved.output_tokens or 1, engine=resolved.engine or "guide", options=options,
+        output_tokens=resolved.output_tokens or 1, engine=resolved.engine or f"{DEFAULT_ENGINE} (default)",
+        options=options,
         best=None if best is None else best.card.id, lang=language,
         summary=capacity_summary(language, model, resolved, target, best), workload=resolved,
         **notes.said()))
@@ -805,8 +819,8 @@ def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, note
     if train.step_s and train.pipeline_bubble_s and train.pipeline_bubble_s > BUBBLE_WARNING_SHARE * train.step_s:
         notes.warn(f"the pipeline bubble idles the stages {train.pipeline_bubble_s / train.step_s:.0%} of "
                    f"each step ({par.pipeline} stages, {train.gradient_accumulation} micro-batches): a "
-                   "larger global batch, fewer stages, or an interleaved schedule (virtual stages, "
-                   "which this estimate does not credit) shrink it")
+                   f"larger global batch, fewer stages, or more interleaved stages (virtual_stages, now "
+                   f"{train.virtual_stages}) shrink it")
     if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
         parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
                  "expert all-to-alls": train.expert_comm_s or 0.0,

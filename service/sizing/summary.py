@@ -63,6 +63,9 @@ _TEXT: dict[str, _Sentences] = {
         "train": ("Training on {tokens:.3g} tokens takes about {days:.1f} days on {cards} cards "
                   "({low_days:.1f}-{high_days:.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling "
                   "({method}){guide}."),
+        "train_step": ("Training on {tokens:.3g} tokens takes about {days:.1f} days on {cards} cards "
+                       "({low_days:.1f}-{high_days:.1f}) at {mfu:.0%} MFU all in, restarts and "
+                       "checkpoints included (step model){guide}."),
         "guide": "; the guide's scaling curve says {guide_days:.1f}",
         "energy": ("{who} about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity "
                    "a year at {price:g} per kWh."),
@@ -92,6 +95,8 @@ _TEXT: dict[str, _Sentences] = {
         "single": "。",
         "train": ("训练 {tokens:.3g} token 在 {cards} 张卡上约需 {days:.1f} 天（{low_days:.1f}-"
                   "{high_days:.1f}；利用率 {mfu:.0%}，扩展效率 {scaling:.0%}{guide}）。"),
+        "train_step": ("训练 {tokens:.3g} token 在 {cards} 张卡上约需 {days:.1f} 天（{low_days:.1f}-"
+                       "{high_days:.1f}；含重启与检查点的综合利用率 {mfu:.0%}，按步骤模型{guide}）。"),
         "guide": "；按指南的扩展曲线约 {guide_days:.1f} 天",
         "energy": ("{who}约 {power_w:,.0f} W，按每度电 {price:g} 算，每年电费约 "
                    "{cost:,.0f} {currency}。"),
@@ -145,9 +150,13 @@ def _sentences(text, model, workload, card, memory, fit, plan, speed, train, ene
         r = train.time_s_range
         guide = ("" if train.time_s_guide_curve is None or train.method != "step model" else
                  text["guide"].format(guide_days=train.time_s_guide_curve / SECONDS_PER_DAY))
-        yield text["train"].format(
+        step = train.method == "step model"
+        # The step model's time is priced at its own MFU (the run's goodput included), not the guide's
+        all_in = train.compute_flops / (train.cards * train.peak_flops_per_s * train.time_s) \
+            if step and train.compute_flops else train.mfu
+        yield text["train_step" if step else "train"].format(
             tokens=train.train_tokens, days=train.time_s / SECONDS_PER_DAY, cards=train.cards,
-            low_days=r.low / SECONDS_PER_DAY, high_days=r.high / SECONDS_PER_DAY, mfu=train.mfu,
+            low_days=r.low / SECONDS_PER_DAY, high_days=r.high / SECONDS_PER_DAY, mfu=all_in,
             scaling=train.scaling_efficiency, method=train.method, guide=guide)
     who = text["machines"].format(machines=machines) if machines > 1 else text["one_machine"]
     yield text["energy"].format(who=who, power_w=energy.power_w, cost=energy.electricity_cost_per_year,

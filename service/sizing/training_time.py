@@ -327,7 +327,7 @@ class StepConstants:
     tensor_exposed: float = 0.6
     # Share of data-parallel traffic exposed even when compute could hide it all (the first
     # gather and the last bucket's reduce before the optimizer step).
-    data_tail: float = 0.1
+    data_tail: float = 0.3
     # Attention's score and value matmuls, 12 x layers x hidden x sequence FLOPs a token forward
     # and backward (the non-causal count), times this: causal FlashAttention does half of them
     # at about half the GEMMs' efficiency.
@@ -366,11 +366,12 @@ def attention_flops_per_token(model: ModelSpec, workload: Workload, c: StepConst
 
 
 def resolved_stage(workload: Workload, par: Parallelism) -> int:
-    """The ZeRO stage the step runs: given; else FSDP (3) for pure data parallelism, a
-    distributed optimizer (1) beside tensor or pipeline parallelism, as Megatron runs it."""
+    """The ZeRO stage the step runs: given; else the guide's even split of the states over every
+    card, which memory sizes, and which syncs as FSDP does (3). (The recipe search sets stage 1,
+    a distributed optimizer, beside tensor or pipeline parallelism where its memory fits.)"""
     if workload.zero_stage is not None:
         return workload.zero_stage
-    return 3 if par.model_parallel == 1 else 1
+    return 3
 
 
 def default_virtual_stages(model: ModelSpec, pipeline: int) -> int:

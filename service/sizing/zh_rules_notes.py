@@ -128,8 +128,9 @@ _LITERALS: tuple[tuple[str, str], ...] = (
      "机内张量并行（跨机用流水线并行）：单卡放不下一个完整副本的激活值和模型状态"),
     ("model states split evenly over all cards (FSDP, ZeRO-3-like), as the guide does",
      "模型状态在所有卡上平均切分（FSDP，类似 ZeRO-3），与指南的做法一致"),
-    ("a distributed optimizer (ZeRO-1) beside tensor parallelism, as Megatron runs it",
-     "在张量并行之外再用分布式优化器（ZeRO-1），与 Megatron 的做法一致"),
+    ("a distributed optimizer (ZeRO-1): only the optimizer states split over the data-parallel "
+     "copies, as Megatron runs it",
+     "分布式优化器（ZeRO-1）：只把优化器状态切分到各数据并行副本上，与 Megatron 的做法一致"),
     ("a serving engine (no engine named)", "推理服务引擎（未指定具体引擎）"),
     ("the heads", "注意力头数"),
     # questions.py opening

@@ -84,10 +84,10 @@ RULES: tuple[tuple[str, str], ...] = (
      "全局批增大到 {got} tokens，超过了要求的 {asked}：{copies} 份数据并行副本、每份 {micro} 条序列的微批"
      "就已超出；减少副本数（加大张量并行或流水线并行），或把批次调大，才能对上"),
     (rf"the pipeline bubble idles the stages (?P<p>{_N})% of each step \((?P<s>{_N}) stages, "
-     rf"(?P<m>{_N}) micro-batches\): a larger global batch, fewer stages, or an interleaved schedule "
-     r"\(virtual stages, which this estimate does not credit\) shrink it",
+     rf"(?P<m>{_N}) micro-batches\): a larger global batch, fewer stages, or more interleaved stages "
+     rf"\(virtual_stages, now (?P<v>{_N})\) shrink it",
      "流水线气泡让各级在每步中空闲 {p}%（{s} 级，{m} 个微批）：加大全局批、减少级数，"
-     "或采用交错调度（虚拟级，本估算未计入其收益）都能缩小它"),
+     "或增加交错调度的虚拟级（virtual_stages，当前 {v}）都能缩小它"),
     (rf"only (?P<p>{_N})% of each (?P<s>{_N}) s step is compute on this plan \((?P<t_plan>[^()]+)\); "
      rf"(?P<t_worst>.+) cost the most \((?P<x>{_N}) s a step\): a faster link, a larger global batch "
      r"or another plan",
