@@ -284,7 +284,8 @@ class CardField(_OneOf):
 
 
 class ParallelismSpecSchema(_Strict):
-    """How the work is split over the cards; the degrees multiply to the card count."""
+    """How the work is split over the cards: tensor, pipeline, data and replicas multiply to the
+    card count; expert spans the cards that hold the model."""
 
     tensor = StrictInteger(validate=_range(1, 1024), metadata=doc(
         "Cards each layer's matrices are split over (all-reduces every layer); a power of two "
@@ -292,8 +293,10 @@ class ParallelismSpecSchema(_Strict):
     pipeline = StrictInteger(validate=_range(1, 10_000), metadata=doc(
         "Stages the layers are split into (a layer split visits them in turn)."))
     expert = StrictInteger(validate=_range(1, 100_000), metadata=doc(
-        "MoE only: groups of tensor cards that each keep attention and serve their share of the "
-        "sequences, the experts spread over tensor x expert cards."))
+        "MoE only: the cards the routed experts are spread over, as vLLM, SGLang and TensorRT-LLM "
+        "count it: a multiple of tensor, the tensor groups beside each other keeping attention "
+        "data-parallel (tensor 8 with expert 8 runs on 8 cards; tensor 2 with expert 8 on 8, as 4 "
+        "attention groups)."))
     data = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
         "Training only: data-parallel copies."))
     replicas = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(

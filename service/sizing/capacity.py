@@ -130,9 +130,10 @@ def _option(model, workload, s, group, prompt, output, usable, target,
         return None, None
 
     def ok(batch: int) -> bool:
-        step_s, ttft_s = copy.typical(batch)
+        step_s, _ = copy.typical(batch)
         fast = target.tokens_per_s_per_user is None or 1 / step_s >= target.tokens_per_s_per_user
-        soon = target.ttft_s is None or ttft_s <= target.ttft_s
+        # the users' prompts also queue behind each other's (CapacityCopy.time_to_first_token_s)
+        soon = target.ttft_s is None or copy.time_to_first_token_s(batch) <= target.ttft_s
         return fast and soon
 
     alone = (1 / copy.typical(1)[0], copy.prefill_alone_s)

@@ -11,7 +11,7 @@ from . import defaults as d
 from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
-from .engines import ENGINES, Engine
+from .engines import DEFAULT_ENGINE, ENGINES, Engine
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -141,6 +141,8 @@ class Setup:
     bandwidth_fraction: float  # of the datasheet bandwidth the card's memory really reaches
     efficiency: Range  # of the bandwidth, low to high
     compute: Range  # of the peak, low to high
+    engine_name: str = "guide"  # as answered: the engine named, the default engine, or the guide's rule
+    compute_why: str = ""  # where the matmuls' share of peak comes from
 
     @property
     def engine(self) -> Engine:
@@ -186,16 +188,19 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     measured = _compute_fraction(card, workload, notes)
     if workload.engine is None and card.kind != "card" and workload.decode_efficiency is None:
         efficiency, shares, priced = _guide_tier(card, group, fraction, notes), PREFILL_EFFICIENCY_RANGE, False
+        name = "guide"
     else:
         efficiency = _efficiency_range(workload, engine, card, fraction, notes)
         shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, workload.decode_efficiency is None
+        name = workload.engine or f"{DEFAULT_ENGINE} (default)"
     compute = Range(*(min(e, measured) for e in shares))
+    why = engine.fitted if shares is engine.compute_efficiency else d.PREFILL_EFFICIENCY.note
     base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
                       compute.typical, efficiency.typical, priced=priced)
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
     return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
-                 efficiency=efficiency, compute=compute)
+                 efficiency=efficiency, compute=compute, engine_name=name, compute_why=why)
 
 
 def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: Notes) -> Range:
@@ -267,7 +272,7 @@ def throughput_answer(
     link = _link_crossed(s.typical)
     return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
-        engine=workload.engine or "guide",
+        engine=s.engine_name,
         compute_precision=_compute_key(s.typical.card, workload),
         peak_flops_per_s=peak, bandwidth_bytes_per_s=bandwidth,
         ridge_flops_per_byte=ridge_flops_per_byte(s.typical.peak_flops, card_bandwidth),
@@ -395,11 +400,8 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> di
     60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
     prompt = workload.prompt_tokens
-    engine = s.typical.engine
-    fitted = engine.compute_efficiency is not None and (workload.engine is not None or s.typical.priced)
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
-                 f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: "
-                 + (engine.fitted if fitted else d.PREFILL_EFFICIENCY.note))
+                 f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: {s.compute_why}")
     times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
@@ -519,10 +521,13 @@ class CapacityCopy:
         chunks' waits at that batch, or, once the copy completes requests more slowly than they
         come back, the wait Little's law gives: requests / completion rate - the answer's decode."""
         point = self.at(max(1, min(requests, self.largest)))
-        full = self.at(None)
-        completed_per_s = full.total_tokens_per_s.typical / self.copies / self.output
+        completed_per_s = self._full.total_tokens_per_s.typical / self.copies / self.output
         queued_s = requests / completed_per_s - self.output * point.step_s
         return max(self._prefill_queue_s(requests, point), queued_s)
+
+    @functools.cached_property
+    def _full(self) -> CapacityPoint:
+        return self.at(None)
 
     def _prefill_queue_s(self, requests: int, point: CapacityPoint) -> float:
         """Below saturation: the prompt also waits behind the prompts that came just before it
