@@ -30,6 +30,7 @@ class _Sentences(TypedDict):
     batch: str
     single: str
     train: str
+    train_step: str
     guide: str
     energy: str
     one_machine: str
