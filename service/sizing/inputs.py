@@ -140,7 +140,8 @@ _TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")  # fp8: Transformer Engin
 SEARCHED_SETTINGS = ("batch_size", "recompute", "zero_stage", "virtual_stages")
 
 
-def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None = None) -> Workload:
+def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None = None,
+                     cards: tuple[Card, ...] = ()) -> Workload:
     """Apply the defaults to a workload and check the combination makes sense. Inference on a
     model whose checkpoint ships in a known format defaults to that format."""
     mode = notes.use("mode", given.mode, d.MODE)
@@ -158,7 +159,8 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
             " LoRA or QLoRA",
             "workload.precision",
         )
-    kv_default = _kv_default(precision.name, engine_name(given.engine))
+    kv_default = _kv_default(precision.name, engine_name(given.engine),
+                             all("fp8" in card.dense_flops for card in cards))
     kv_precision = get_precision(
         notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
     )
@@ -195,10 +197,12 @@ FP8_KV_ENGINES = ("tensorrt-llm",)
 FP8_KV_WEIGHTS = ("fp8", "nvfp4", "mxfp4")
 
 
-def _kv_default(precision: str, engine: str | None) -> d.Default:
+def _kv_default(precision: str, engine: str | None, cards_compute_fp8: bool = True) -> d.Default:
+    """The KV cache's format when none is given: the weights' for fp32, FP8 where the engine
+    quantises it with its quantised checkpoints and the cards asked compute FP8, else 16-bit."""
     if precision == "fp32":
         return d.Default("fp32", "KV cache in fp32 like the weights")
-    if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS:
+    if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS and cards_compute_fp8:
         return d.Default("fp8", f"{engine} quantises the KV cache to FP8 with {precision} checkpoints "
                                 "(kv_cache_quant_algo FP8), as its published runs do")
     return d.Default("bf16", "KV cache in half precision")

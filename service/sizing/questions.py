@@ -750,7 +750,7 @@ def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...
     if default_mode is not None and workload.mode is None:
         notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
         workload = replace(workload, mode=default_mode)
-    resolved = resolve_workload(workload, notes, model)
+    resolved = resolve_workload(workload, notes, model, cards)
     if inference_only is not None and resolved.training:
         raise InvalidInputError(inference_only, "workload.mode")
     if training_only is not None and not resolved.training:

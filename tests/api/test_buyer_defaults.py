@@ -85,3 +85,5 @@ def test_tensorrt_llm_keeps_an_fp8_kv_cache_with_fp8_weights(client):
     assert kv(body) == "fp8"
     other = estimate(client, "llama-3.1-70b", {"card": "h200-sxm", "count": 8}, engine="vllm", precision="fp8")
     assert kv(other) == "bf16"
+    ampere = estimate(client, "llama-3.1-8b", {"card": "a100-80gb-sxm"}, engine="tensorrt-llm", precision="fp8")
+    assert kv(ampere) == "bf16"  # A100 computes no FP8: the cache stays 16-bit
