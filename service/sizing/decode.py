@@ -181,7 +181,8 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
     weights_card, kv_card, flops_card, memory_s, compute_s, roofline_s, engine_s, tensor_s, expert_s, \
         step_s, bound = stage
     pipeline_s = _hops_s(dep, micro + micro_prefill, hops)
-    host_s = batch * r.sequence_s  # once a step, for every sequence running
+    # once a step, for every sequence running; attention groups each schedule their own share
+    host_s = math.ceil(batch / dep.group.expert) * r.sequence_s
     return StepCost(
         batch=batch, prefill_tokens=prefill_tokens, weights_read_bytes_per_card=weights_card,
         kv_read_bytes_per_card=kv_card, flops_per_card=flops_card,
