@@ -62,7 +62,8 @@ def test_the_request_limit_is_configurable():
 
 
 def test_a_client_that_spends_its_units_waits_and_others_do_not():
-    app = app_with(API_KEYS=("greedy", "calm"), RATE_LIMIT=1.0, RATE_BURST=20.0)
+    # CPU metering off the scale (a unit is a second), so the debt is the units asked, on any machine
+    app = app_with(API_KEYS=("greedy", "calm"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=1000.0)
     client = app.test_client()
     greedy, calm = {"X-API-Key": "greedy"}, {"X-API-Key": "calm"}
     items = [{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 25  # 5 units in debt
