@@ -218,45 +218,51 @@ def _context(c: _Config) -> tuple[int | None, str]:
 _VISION_NAME = {"gemma3": "SigLIP vision", "llama4": "Llama 4 vision"}
 
 
-def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
-    """Gemma 3's SigLIP vision tower and projector; 0 when the config has no such tower."""
+def _vision_config(raw: Mapping, model_type: str, vision_type: str) -> "_Config | None":
+    """The config's vision tower of `vision_type` under a `model_type` config; None without."""
     vision = raw.get("vision_config")
-    if raw.get("model_type") != "gemma3" or not isinstance(vision, Mapping):
-        return 0
-    if vision.get("model_type") != "siglip_vision_model":
-        return 0
-    v = _Config(vision, f"{FIELD}.vision_config")
+    if raw.get("model_type") != model_type or not isinstance(vision, Mapping):
+        return None
+    if vision.get("model_type") != vision_type:
+        return None
+    return _Config(vision, f"{FIELD}.vision_config")
+
+
+def _vit_params(v: "_Config", channels: int, class_token: int) -> tuple[int, int, int]:
+    """A ViT tower's layers (biased attention, a biased two-matrix MLP, two LayerNorms each) and
+    its patch, class and position embeddings, and its hidden size."""
     hidden, inter, layers = v.integer("hidden_size"), v.integer("intermediate_size"), v.integer("num_hidden_layers")
     patch, image = v.integer("patch_size"), v.integer("image_size")
     if not patch:
         raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
     per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
-    embeddings = 3 * patch * patch * hidden + hidden + (image // patch) ** 2 * hidden
+    embeddings = channels * patch * patch * hidden + hidden + ((image // patch) ** 2 + class_token) * hidden
+    return layers * per_layer + embeddings, hidden, inter
+
+
+def _gemma3_vision(raw: Mapping, text: Mapping) -> int:
+    """Gemma 3's SigLIP vision tower and projector; 0 when the config has no such tower."""
+    v = _vision_config(raw, "gemma3", "siglip_vision_model")
+    if v is None:
+        return 0
+    tower, hidden, _ = _vit_params(v, 3, 0)
     text_hidden = _Config(text, f"{FIELD}.text_config").integer("hidden_size")
     projector = hidden * text_hidden + hidden  # mm_input_projection and mm_soft_emb_norm
-    return layers * per_layer + embeddings + 2 * hidden + projector
+    return tower + 2 * hidden + projector
 
 
 def _llama4_vision(raw: Mapping, text: Mapping) -> int:
     """Llama 4's vision tower (patch unfold, class and position embeddings, pre/post LayerNorm,
     ViT layers with biased attention and GELU MLP), its pixel-shuffle adapter MLP and the
     projector into the text model; 0 when the config has no such tower."""
-    vision = raw.get("vision_config")
-    if raw.get("model_type") != "llama4" or not isinstance(vision, Mapping):
+    v = _vision_config(raw, "llama4", "llama4_vision_model")
+    if v is None:
         return 0
-    if vision.get("model_type") != "llama4_vision_model":
-        return 0
-    v = _Config(vision, f"{FIELD}.vision_config")
-    hidden, inter, layers = v.integer("hidden_size"), v.integer("intermediate_size"), v.integer("num_hidden_layers")
-    patch, image, channels = v.integer("patch_size"), v.integer("image_size"), v.integer("num_channels", 3)
-    if not patch:
-        raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
-    per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
-    embeddings = channels * patch * patch * hidden + hidden + ((image // patch) ** 2 + 1) * hidden
+    tower, hidden, inter = _vit_params(v, v.integer("num_channels", 3), 1)
     adapter = inter * v.integer("projector_input_dim") + v.integer("projector_output_dim") ** 2
     text_hidden = _Config(text, f"{FIELD}.text_config").integer("hidden_size")
     projector = v.integer("vision_output_dim") * text_hidden  # multi_modal_projector, no bias
-    return layers * per_layer + embeddings + 4 * hidden + adapter + projector
+    return tower + 4 * hidden + adapter + projector
 
 
 def _activation_width(model_type, c: _Config) -> int | None:
