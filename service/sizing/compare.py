@@ -33,7 +33,7 @@ from .errors import InvalidInputError, SizingError
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, Workload, WorkloadInput
 from .model import ModelSpec
-from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots
+from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, spanned
 from .questions import CONSUMER_DUTY_WARNING, opening, scaling
 from .throughput import Range
 from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -218,7 +218,8 @@ def _option(model: ModelSpec, given: WorkloadInput, workload: Workload, offer: O
 
 
 def _parallelism(plan: PlanAnswer) -> Parallelism:
-    return Parallelism(plan.tensor, plan.pipeline, plan.expert, plan.data, plan.replicas)
+    """The plan answered, in internal degrees (its expert degree counts the cards it spans)."""
+    return spanned(Parallelism(plan.tensor, plan.pipeline, plan.expert, plan.data, plan.replicas))
 
 
 def _serving(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,

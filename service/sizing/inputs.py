@@ -7,7 +7,7 @@ from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
 from .model import ModelSpec
-from .plan import Parallelism
+from .plan import Parallelism, spanned
 from .precision import HALF, Precision, as_loaded_by, get_precision
 from .training import OPTIMIZERS, Optimizer
 from .units import GB, TERA
@@ -283,7 +283,7 @@ def _parallelism(given: WorkloadInput, training: bool) -> Parallelism | None:
                    or given.pipeline_parallel not in (None, given.parallelism.pipeline)):
         raise InvalidInputError("tensor_parallel and pipeline_parallel disagree with parallelism",
                                 "workload.parallelism")
-    return given.parallelism
+    return spanned(given.parallelism)  # the expert degree as engines count it, in internal degrees
 
 
 def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -> float:

@@ -22,7 +22,7 @@ from .errors import InvalidInputError
 from .inputs import HardwareInput, Notes, Workload
 from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
-from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, spanned, tensor_degrees
+from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, tensor_degrees
 from .units import GB, GIB
 
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
@@ -84,7 +84,6 @@ def serving_placements(
 
     given = workload.parallelism
     if given is not None:
-        given = spanned(given)
         check_given(model, given, False, engine.split == "tensor")
         if count is not None and given.cards != count:
             raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
@@ -314,10 +313,7 @@ def training_placements(
     notes: Notes, network_gb_per_s: float | None = None,
 ) -> TrainingPlacements:
     """The plan a training engine runs on `count` cards (or the least count that holds it); on a
-    count, the fastest recipe that fits (_fastest_recipe) over the settings the caller left open.
-    A given expert degree spans the cards that hold the model, as for serving (plan.spanned)."""
-    if workload.parallelism is not None and workload.parallelism.expert > 1:
-        workload = replace(workload, parallelism=spanned(workload.parallelism))
+    count, the fastest recipe that fits (_fastest_recipe) over the settings the caller left open."""
     usable = usable_bytes(card, notes)
     breakdowns: dict[tuple, MemoryBreakdown] = {}
 
