@@ -224,11 +224,11 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
     full_load = None
-    if plan.full_load is not None and shown is placements.asked and plan.full_load is not shown:
-        full_load = (plan.full_load, setup(model, resolved, breakdown, card, plan.full_load.parallelism,
-                                           plan.fabric, Notes()))
-        notes.assume("full_load_parallelism", plan.full_load.parallelism.describe(),
-                     f"at full load the same cards serve most as {plan.full_load.parallelism.describe()}: "
+    if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
+        full_load = plan.full_load
+        described = full_load[0].parallelism.describe()
+        notes.assume("full_load_parallelism", described,
+                     f"at full load the same cards serve most as {described}: "
                      "the full-load figures (max_total_tokens_per_s and its kin) are for that plan")
     return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
                    full_load)
@@ -240,7 +240,7 @@ class _ServingPlan:
     fit: FitAnswer
     per_machine: int
     fabric: Fabric
-    full_load: Placement | None = None  # the copy size that serves most at full load
+    full_load: tuple[Placement, Setup] | None = None  # the copy size that serves most at full load
 
 
 def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
@@ -248,40 +248,36 @@ def _serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdo
     """The engine's plan on the cards for the question asked: among the copy sizes that hold the
     batch, the one that serves the batch asked fastest (one stream gets every card of one copy
     that helps it; a large batch, copies that share it), and beside it the one that serves the
-    most at full load, for the full-load figures."""
+    most at full load, for the full-load figures. Each copy size is set up once for both."""
     card = hardware.card
     per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
     placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
     fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
     full_load = None
     if len(placements.options) > 1:
-        fastest = _fastest(model, resolved, breakdown, card, placements.options, fabric)
-        full_load = _most_served(model, resolved, breakdown, card, placements.options, fabric)
-        placements = replace(placements, asked=fastest)
+        options = [(placed, setup(model, resolved, breakdown, card, placed.parallelism, fabric, Notes()))
+                   for placed in placements.options]
+        placements = replace(placements, asked=_fastest(resolved, options)[0])
+        full_load = _most_served(model, resolved, options)
     fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
     _fit_warnings(fit, card, notes)
     return _ServingPlan(placements, fit, per_machine, fabric, full_load)
 
 
-def _fastest(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-             options: tuple[Placement, ...], fabric: Fabric) -> Placement:
+def _fastest(workload: Workload, options: list[tuple[Placement, Setup]]) -> tuple[Placement, Setup]:
     """Of the copy sizes that hold the batch on the cards, the one that decodes the batch asked
     fastest: the most tokens/s in total for that batch (for one stream, per stream), the
     smallest copy on a tie."""
-    def served(placed: Placement) -> float:
-        s = setup(model, workload, breakdown, card, placed.parallelism, fabric, Notes())
-        return stream_speed(workload, s) * workload.batch_size
-
-    return max(options, key=served)
+    return max(options, key=lambda option: stream_speed(workload, option[1]) * workload.batch_size)
 
 
-def _most_served(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-                 options: tuple[Placement, ...], fabric: Fabric) -> Placement:
+def _most_served(model: ModelSpec, workload: Workload,
+                 options: list[tuple[Placement, Setup]]) -> tuple[Placement, Setup]:
     """Of the copy sizes that hold the batch on the cards, the one whose copies serve the most
     output at full load (the smallest on a tie): more copies of a small split, or fewer of a
     larger one with room for longer batches."""
-    def served(placed: Placement) -> float:
-        s = setup(model, workload, breakdown, card, placed.parallelism, fabric, Notes())
+    def served(option: tuple[Placement, Setup]) -> float:
+        placed, s = option
         return serving_capacity(model, workload, s, placed, Notes())["max_total_tokens_per_s"] or 0.0
 
     return max(options, key=served)  # max keeps the first of equals: the smallest copy
