@@ -184,11 +184,8 @@ def _ratios(target: Target, cases: list[validate.Case], values: dict) -> list[fl
     with applied({target.name: values}):
         out = []
         for case in cases:
-            estimate = case.estimate(False).value
-            measured = float(case.row[validate.MEASURED[case.regime]])
-            ratio = 0.0 if not estimate > 0 else (measured / estimate if case.regime in validate.COSTS
-                                                  else estimate / measured)
-            out.append(ratio)
+            out.append(validate.ratio(case.regime, case.estimate(False).value,
+                                      float(case.row[validate.MEASURED[case.regime]])))
         return out
 
 

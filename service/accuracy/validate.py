@@ -74,6 +74,14 @@ UNITS = {SINGLE: "tokens/s", SEVERAL: "tokens/s", FULL: "output tokens/s", TTFT:
 COSTS = {RUNS, TTFT}  # ratio measured / estimated
 
 
+def ratio(regime: str, estimate: float | None, measured: float) -> float:
+    """Estimate / measurement of a rate, measurement / estimate of a cost or a time (above 1 the
+    service is optimistic); 0 for no estimate."""
+    if estimate is None or not estimate > 0:
+        return 0.0
+    return measured / estimate if regime in COSTS else estimate / measured
+
+
 @dataclass(frozen=True)
 class Estimate:
     """One way of asking: the service's figure and, for rates, the ceiling no engine beats."""
@@ -108,10 +116,7 @@ class Result:
         return self.regime in COSTS
 
     def ratio_of(self, estimate: float | None, measured: float | None = None) -> float:
-        measured = self.measured if measured is None else measured
-        if estimate is None or not estimate > 0:
-            return 0.0
-        return measured / estimate if self.cost else estimate / measured
+        return ratio(self.regime, estimate, self.measured if measured is None else measured)
 
     @property
     def ratio(self) -> float:

@@ -47,7 +47,7 @@ from .throughput import (
     throughput_answer,
 )
 from .training import compute_multiplier
-from .training_time import Cluster, TrainingAnswer, cluster_for, deadline_cards, least_cards_for, training_answer
+from .training_time import Cluster, TrainingAnswer, cluster_for, guide_curve_cards, least_cards_for, training_answer
 from .units import GB, SECONDS_PER_DAY
 from .zh import said_in
 
@@ -417,8 +417,8 @@ def scaling(
                    f"{deadline_days:g}-day deadline")
     if deadline_days is not None and job.fit.cards_needed is not None:
         deadline_s = deadline_days * SECONDS_PER_DAY
-        guide_curve = deadline_cards(model, job.workload, hardware.card, group, job.cluster,
-                                     job.fit.cards_needed, deadline_s)[1]
+        guide_curve = guide_curve_cards(model, job.workload, hardware.card, group, job.cluster,
+                                        job.fit.cards_needed, deadline_s)
         by_deadline = (_least_count_by(model, resolved, hardware, job.fit.cards_needed,
                                        job.placement.cards_per_machine, deadline_s), guide_curve)
         if by_deadline[0] is None:

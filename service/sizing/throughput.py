@@ -203,14 +203,19 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
                  efficiency=efficiency, compute=compute, engine_name=name, compute_why=why)
 
 
+def guide_share(card: Card, group: Parallelism) -> float:
+    """The guide's share of the bandwidth for a copy of `group` on `card`: 60 % on one card, 70 %
+    over a dedicated link, 50 % over PCIe."""
+    return GUIDE_EFFICIENCY["single" if group.group == 1 else card.interconnect]
+
+
 def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: Notes) -> Range:
     """One of the guide's tiers (or a card described by its figures) with no engine named is
     answered by the guide's own rule: the step is the roofline at 60 % of the bandwidth on one
     card, 70 % over a dedicated link and 50 % over PCIe, with no fixed costs added (2 x D-M, 70B
     fp16: 70 % of 28.6 = 20 tokens/s); its range ten points either side, as the guide's 60 % for
     one card and 70 % for a tuned engine are apart."""
-    key = "single" if group.group == 1 else card.interconnect
-    share = GUIDE_EFFICIENCY[key]
+    share = guide_share(card, group)
     notes.assume("decode_efficiency", share,
                  f"{card.id} is the guide's tier or a card given by its figures, with no engine named: "
                  f"the guide's rule, {share:.0%} of the bandwidth (60 % on one card, 70 % over a "
@@ -391,8 +396,8 @@ def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> f
     group = s.typical.group
     read = weights.decode_read_bytes(model, workload.precision, batch)
     kv = s.ideal.breakdown.kv_cache_bytes_per_sequence or 0
-    key = "single" if group.group == 1 else s.typical.card.interconnect
-    return GUIDE_EFFICIENCY[key] * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
+    share = guide_share(s.typical.card, group)
+    return share * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
 
 
 def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> dict:

@@ -10,7 +10,6 @@ data parallelism reduces (and, when states are sharded, gathers) the gradients a
 the network, hidden behind the backward pass as far as the engine overlaps them.
 """
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -602,30 +601,22 @@ def _time_range(time: float, guide_curve: float | None, workload: Workload) -> R
     return Range(low, time, high)
 
 
-def deadline_cards(
+def guide_curve_cards(
     model: ModelSpec, workload: Workload, card: Card, group: Parallelism, place: Cluster,
     memory_cards: int, deadline_s: float,
-) -> tuple[int | None, int | None]:
-    """The least card counts whose time meets the deadline: by the step model (whose time the
-    answer shows) and by the guide's curve; never fewer than memory needs. The plan's copy stays
-    the same; copies are added."""
+) -> int | None:
+    """The least card count whose time by the guide's curve meets the deadline, never fewer than
+    memory needs: the plan's copy stays the same, copies are added. (The step model's count, each
+    count on its own recipe, is questions._least_count_by's.)"""
     size = group.group
     start = max(math.ceil(memory_cards / size) * size, size)
 
-    @functools.cache
-    def answer(cards: int) -> TrainingAnswer:
-        par = Parallelism(group.tensor, group.pipeline, group.expert, data=cards // size)
-        return training_answer(model, workload, card, par, place, Notes())
-
-    def default(cards: int) -> float:
-        time = answer(cards).time_s
-        return math.inf if time is None else time
-
     def guide(cards: int) -> float:
-        time = answer(cards).time_s_guide_curve
+        par = Parallelism(group.tensor, group.pipeline, group.expert, data=cards // size)
+        time = training_answer(model, workload, card, par, place, Notes()).time_s_guide_curve
         return math.inf if time is None else time
 
-    return (_least(default, deadline_s, start, size), _least(guide, deadline_s, start, size))
+    return _least(guide, deadline_s, start, size)
 
 
 def _least(time_s, deadline_s: float, start: int, step: int) -> int | None:
