@@ -36,6 +36,11 @@ class Engine:
                          small batch-1 kernels keep too few requests in flight to fill HBM
     quantized_factor     the share of its 16-bit bandwidth its kernels keep on quantised weights
                          (dequantising costs it more than it saves in bytes)
+    fp4_compute_share    what its matmuls reach through a card's FP4 rate, as a share of what they reach
+                         at 8 or 16 bits (block scales and activation quantisation ride on every
+                         FP4 product)
+    windowed_kv          whether it keeps only a sliding-window layer's window of KV cache by default
+                         (False: it caches and attends over the whole context unless told)
     fitted               which of the figures are fitted on published runs, in words
     """
 
@@ -58,6 +63,8 @@ class Engine:
     moe_compute_share: float = 1.0
     hbm_efficiency: tuple[float, float, float] | None = None
     quantized_factor: float = 1.0
+    windowed_kv: bool = True
+    fp4_compute_share: float = 1.0
 
 
 # Calibrated on the published runs in service/accuracy/data/ (`make validate` reports the spread
@@ -101,7 +108,7 @@ ENGINES: dict[str | None, Engine] = {
         0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 75 % of the bandwidth, matmuls at "
         "50 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
         expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.85,
-        sequence_overhead_s=5e-6,
+        sequence_overhead_s=5e-6, windowed_kv=False, fp4_compute_share=0.8,
         fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost and host "
                "work per running sequence (5 us) on 546 published runs from 4 sources (TensorRT-LLM's "
                "perf-overview, MLPerf Inference v5.1, NVIDIA's blogs), each regime weighed alike"),
@@ -113,6 +120,11 @@ DEFAULT_ENGINE = "vllm"
 ENGINES[None] = replace(ENGINES[DEFAULT_ENGINE], why=(
     "no engine named: a tuned serving engine assumed, with vLLM's figures (" + ENGINES[DEFAULT_ENGINE].why
     + "); name the engine for its own"))
+# TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length, "attends to all
+# tokens in sequence" (triton-inference-server/tensorrtllm_backend docs/model_config.md @ 7bc57da0,
+# tensorrt_llm model, optional parameters): a sliding-window model keeps its whole context's KV.
+KV_WINDOW_SOURCE = ("TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length "
+                    "(tensorrtllm_backend docs/model_config.md)")
 ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
                   "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
                   "exllama": "exllamav2", "mlc": "mlc-llm", "gptfast": "gpt-fast"}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from . import defaults as d
 from . import training as tr
 from . import weights
+from .engines import ENGINES, KV_WINDOW_SOURCE
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
@@ -348,13 +349,19 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
     layers, per_layer = shape
     bytes_per_value = workload.kv_precision.bytes_per_value
     per_token = kv_cache_bytes_per_sequence(per_layer, bytes_per_value, layers, 1)
+    windowed = ENGINES[workload.engine].windowed_kv
+    sliding = model.sliding_layers if windowed else 0
     per_sequence = kv_cache_bytes_per_sequence(
-        per_layer, bytes_per_value, layers, workload.context_tokens,
-        model.sliding_layers, model.sliding_window)
+        per_layer, bytes_per_value, layers, workload.context_tokens, sliding, model.sliding_window)
     if model.sliding_layers and workload.context_tokens > (model.sliding_window or 0):
-        notes.assume("sliding_window", model.sliding_window,
-                     f"{model.sliding_layers} of {model.layers} layers keep at most "
-                     f"{model.sliding_window} tokens of KV cache")
+        if windowed:
+            notes.assume("sliding_window", model.sliding_window,
+                         f"{model.sliding_layers} of {model.layers} layers keep at most "
+                         f"{model.sliding_window} tokens of KV cache")
+        else:
+            notes.assume("sliding_window", "not applied",
+                         f"every layer keeps the whole context's KV cache: {KV_WINDOW_SOURCE}; "
+                         f"the model's {model.sliding_window}-token window is not applied")
     if model.attention == "mla":
         notes.assume("kv_cache_layout", "mla latent",
                      f"multi-head latent attention caches {per_layer} values per token and layer")

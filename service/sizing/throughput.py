@@ -193,7 +193,8 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
         efficiency = _efficiency_range(workload, engine, card, fraction, notes)
         shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, workload.decode_efficiency is None
         name = workload.engine or f"{DEFAULT_ENGINE} (default)"
-    compute = Range(*(min(e, measured) for e in shares))
+    kept = engine.fp4_compute_share if _compute_key(card, workload) == "fp4" else 1.0
+    compute = Range(*(min(e, measured) * kept for e in shares))
     why = engine.fitted if shares is engine.compute_efficiency else d.PREFILL_EFFICIENCY.note
     base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
                       compute.typical, efficiency.typical, priced=priced)

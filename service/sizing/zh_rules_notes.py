@@ -343,6 +343,11 @@ _NOTES: tuple[tuple[str, str], ...] = (
      "{fmt} 把嵌入层和输出头保留为 16 位；该模型没有给出 vocab_size 和 hidden_size，所以所有权重都按该格式的位数计"),
     (r"(?P<a>\d+) of (?P<b>\d+) layers keep at most (?P<w>\d+) tokens of KV cache",
      "{b} 层中有 {a} 层最多只保留 {w} 个 token 的 KV 缓存"),
+    (r"every layer keeps the whole context's KV cache: TensorRT-LLM's max_attention_window_size defaults to "
+     r"the maximum sequence length \(tensorrtllm_backend docs/model_config.md\); the model's (?P<w>\d+)-token "
+     r"window is not applied",
+     "每层都保留整个上下文的 KV 缓存：TensorRT-LLM 的 max_attention_window_size 默认等于最大序列长度"
+     "（tensorrtllm_backend docs/model_config.md）；不按模型的 {w} token 滑动窗口计"),
     (r"multi-head latent attention caches (?P<n>\d+) values per token and layer",
      "多头潜在注意力（MLA）每个 token 每层缓存 {n} 个值"),
     # questions.py

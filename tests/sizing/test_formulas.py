@@ -38,6 +38,28 @@ def test_kv_cache_of_the_guide():
     assert 16 * per_sequence == 32_212_254_720
 
 
+# Mistral-7B-v0.1: 32 layers x 8 KV heads x 128 dims x K and V, 4096-token window; 20,000 tokens
+# in 16-bit. TensorRT-LLM attends over (and caches) the whole context unless told otherwise.
+@pytest.mark.parametrize(("engine", "cached_tokens"), [
+    ("vllm", 4096), (None, 4096), ("llama.cpp", 4096), ("tensorrt-llm", 20_000)])
+def test_sliding_window_kv_cache_by_engine(client, engine, cached_tokens):
+    workload = {"context_tokens": 20_000, "precision": "bf16"} | ({"engine": engine} if engine else {})
+    body = client.post("/memory", json={"model": "mistral-7b-v0.1", "workload": workload}).get_json()
+    assert body["kv_cache_bytes_per_sequence"] == 2 * 32 * 8 * 128 * 2 * cached_tokens
+
+
+# TensorRT-LLM's matmuls reach 50 % of peak under load, and 0.8 of that through the FP4 rate
+# (fitted on its perf-overview tables and MLPerf v5.1's NVFP4 runs); other engines keep theirs.
+@pytest.mark.parametrize(("engine", "precision", "share"), [
+    ("tensorrt-llm", "fp8", 0.5), ("tensorrt-llm", "nvfp4", 0.4), ("vllm", "nvfp4", 0.55)])
+def test_matmul_share_through_the_fp4_rate(client, engine, precision, share):
+    workload = {"engine": engine, "precision": precision, "prompt_tokens": 1000, "output_tokens": 1000}
+    body = client.post("/estimate", json={"model": "llama-3.1-70b", "hardware": {"card": "b200", "count": 8},
+                                          "workload": workload}).get_json()
+    said = {a["name"]: a["value"] for a in body["assumptions"]}
+    assert said["prefill_efficiency"] == approx(share)
+
+
 @pytest.mark.parametrize(
     ("params", "card", "expected"),
     [
