@@ -98,11 +98,12 @@ TARGETS: list[Target] = [
          "compute_efficiency": _MATMULS,
          "moe_compute_share": (0.4, 0.5, 0.6, 0.7, 0.85, 1.0),
          "moe_layer_overhead_s": _us(0, 25, 50, 100, 200, 400),
-         "sequence_overhead_s": _us(0, 2, 5, 10, 20)},
+         "sequence_overhead_s": _us(0, 2, 5, 10, 20),
+         "fp4_compute_share": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)},
         "bandwidth share, matmul share of peak, expert matmul share of that, extra per MoE layer, "
-        "host work per running sequence",
+        "host work per running sequence, share of that kept through the FP4 rate",
         {"typical": 0.7, "compute_efficiency": _GUIDE_MATMULS, "moe_compute_share": 1.0,
-         "moe_layer_overhead_s": 0.0, "sequence_overhead_s": 0.0},
+         "moe_layer_overhead_s": 0.0, "sequence_overhead_s": 0.0, "fp4_compute_share": 1.0},
         "the guide's 70 % of the bandwidth and 60-70 % of peak"),
     _engine_target(
         "vllm", (validate.SINGLE, validate.SEVERAL, validate.FULL),
@@ -214,12 +215,14 @@ def population_prior(target: Target, refit: dict[str, dict]) -> dict:
     """The values a target takes when no other source pins it: for each of its constants that
     other targets of its kind fit too, the median of their fitted values (as refitted without
     the source left out, `refit`, where that moved them); its stated prior for the rest. An
-    engine no other publication measured is priced like the engines that were, not costless."""
+    engine no other publication measured is priced like the engines that were, not costless, but
+    only by engines that do the same work (_same_mechanism)."""
     out = dict(target.prior)
     for name in target.grid:
         values = []
         for other in TARGETS:
-            if other is target or other.kind != target.kind or name not in other.grid:
+            if other is target or other.kind != target.kind or name not in other.grid \
+                    or not _same_mechanism(target, other):
                 continue
             values.append(refit.get(other.name, {}).get(name, getattr(other.get(), name)))
         values = [v for v in values if v is not None]
@@ -230,6 +233,12 @@ def population_prior(target: Target, refit: dict[str, dict]) -> dict:
         else:
             out[name] = statistics.median(values)
     return out
+
+
+def _same_mechanism(target: Target, other: Target) -> bool:
+    """Whether two targets' constants price the same work: engines that spread a model the same
+    way (a tensor split's all-reduce is not a layer split's row-split gather, nor its hop)."""
+    return getattr(target.get(), "split", None) == getattr(other.get(), "split", None)
 
 
 def training_cases(target: Target) -> list[validate.Case]:

@@ -69,6 +69,9 @@ def test_out_of_sample_refits_without_the_source_and_falls_back_to_the_other_eng
         statistics.median(t.get().layer_overhead_s for t in fitting.TARGETS
                           if t is not target and "layer_overhead_s" in t.grid))
     assert population["quantized_factor"] == target.prior["quantized_factor"]  # no other engine fits it
+    # llama.cpp fits a cost per sync of its row split, not a tensor split's all-reduce: not lent
+    assert "collective_s" in next(t for t in fitting.TARGETS if t.name == "llama.cpp").grid
+    assert population["collective_s"] == target.prior["collective_s"]
     with fitting.applied({"gpt-fast": population}):
         prior = [case.estimate(False).value for case in every]
     alone = validate.held_out(every[:1])
