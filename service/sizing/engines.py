@@ -71,6 +71,10 @@ class Engine:
 # per regime, `make fit` refits the grids in service/accuracy/fit.py). Engines without published
 # runs keep the guide's figures, and constants no run pins down are said to be assumed.
 _SERVING_MATMULS = (0.4, 0.5, 0.6)  # at full load: TensorRT-LLM's 546 runs
+# trtllm-bench, which measures TensorRT-LLM's published throughput, caps the running batch at
+# 4,096 ("Cap total batch size to avoid decoder buffer size becoming too large":
+# NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py @ a7e572fb, finetune_setting).
+TRTLLM_BENCH_MAX_BATCH = 4096
 ENGINES: dict[str | None, Engine] = {
     "llama.cpp": Engine(
         0.5, 0.87, 0.9, 38e-6, "llama.cpp, fitted on 27 published runs: 87 % of the bandwidth plus "
@@ -108,10 +112,11 @@ ENGINES: dict[str | None, Engine] = {
         0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 75 % of the bandwidth, matmuls at "
         "50 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
         expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.85,
-        sequence_overhead_s=5e-6, windowed_kv=False, fp4_compute_share=0.8,
-        fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost and host "
-               "work per running sequence (5 us) on 546 published runs from 4 sources (TensorRT-LLM's "
-               "perf-overview, MLPerf Inference v5.1, NVIDIA's blogs), each regime weighed alike"),
+        sequence_overhead_s=5e-6, windowed_kv=False, fp4_compute_share=0.8, max_batch=TRTLLM_BENCH_MAX_BATCH,
+        fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost, host "
+               "work per running sequence (5 us) and the share kept through the FP4 rate (0.8) on 546 "
+               "published runs from 4 sources (TensorRT-LLM's perf-overview, MLPerf Inference v5.1, "
+               "NVIDIA's blogs), each regime weighed alike"),
 }
 # No engine named: a stated default, never a costless one. A buyer who names none gets the most
 # deployed serving engine's figures (vLLM's, fitted as above); the guide's tiers keep the guide's

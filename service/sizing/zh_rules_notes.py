@@ -221,10 +221,12 @@ _ENGINES: tuple[tuple[str, str], ...] = (
      r"assumed as TensorRT-LLM's",
      "每个 MoE 层的开销，基于 {n} 组 DeepSeek 实测（数据偏少：只有一个模型）；满载时的矩阵乘法比例假定与 "
      "TensorRT-LLM 相同"),
-    (r"bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost and host work per "
-     rf"running sequence \((?P<us>{_N}) us\) on (?P<n>{_N}) published runs from (?P<k>{_N}) sources "
+    (r"bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost, host work per "
+     rf"running sequence \((?P<us>{_N}) us\) and the share kept through the FP4 rate \((?P<fp4>{_N})\) on "
+     rf"(?P<n>{_N}) published runs from (?P<k>{_N}) sources "
      r"\(TensorRT-LLM's perf-overview, MLPerf Inference v5\.1, NVIDIA's blogs\), each regime weighed alike",
-     "带宽比例、矩阵乘法占峰值的比例、专家矩阵乘法比例、每个 MoE 层的开销和每条运行中序列的主机开销（{us} us），"
+     "带宽比例、矩阵乘法占峰值的比例、专家矩阵乘法比例、每个 MoE 层的开销、每条运行中序列的主机开销（{us} us）"
+     "以及经 FP4 算力时保留的比例（{fp4}），"
      "基于 {k} 个来源的 {n} 组公开实测（TensorRT-LLM 的 perf-overview、MLPerf Inference v5.1、NVIDIA 的博客），"
      "各类场景权重相同"),
 )

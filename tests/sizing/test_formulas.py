@@ -48,6 +48,15 @@ def test_sliding_window_kv_cache_by_engine(client, engine, cached_tokens):
     assert body["kv_cache_bytes_per_sequence"] == 2 * 32 * 8 * 128 * 2 * cached_tokens
 
 
+# trtllm-bench caps the running batch at 4,096: a 3B-active MoE in FP4 with short requests on
+# one GB200 would hold about 17,000 sequences.
+def test_tensorrt_llm_runs_at_most_4096_sequences(client):
+    workload = {"engine": "tensorrt-llm", "precision": "nvfp4", "prompt_tokens": 128, "output_tokens": 128}
+    body = client.post("/estimate", json={"model": "qwen3-30b-a3b", "hardware": {"card": "gb200", "count": 1},
+                                          "workload": workload}).get_json()
+    assert body["throughput"]["capacity_batch_size"] == 4096
+
+
 # TensorRT-LLM's matmuls reach 50 % of peak under load, and 0.8 of that through the FP4 rate
 # (fitted on its perf-overview tables and MLPerf v5.1's NVFP4 runs); other engines keep theirs.
 @pytest.mark.parametrize(("engine", "precision", "share"), [
