@@ -61,7 +61,7 @@ class Deployment:
         dense = model.routed_experts is None and not model.is_moe  # reads the same at any batch
         return _Rates(
             bandwidth=bandwidth, rate=rate,
-            expert_rate=rate * (1.0 if self.ideal else engine.moe_compute_share),
+            expert_rate=rate * (1.0 if self.ideal else engine.moe_compute_share * expert_width_share(model, engine)),
             dense_flops_per_token=2.0 * (model.params_per_token - active_experts),
             expert_flops_per_token=2.0 * active_experts,
             attention_flops_per_context=attention_flops_per_token(model, 1.0),
@@ -241,6 +241,26 @@ def _active_expert_params(model: ModelSpec) -> int:
         return 0
     experts, per_token, params = routed
     return params * per_token // experts
+
+
+def expert_width(model: ModelSpec) -> float | None:
+    """The intermediate size of one routed expert (its gate, up and down matrices are each
+    hidden x width), from the experts' parameters; None when the shape is not known."""
+    routed, layers = model.routed_experts, model.resolved_moe_layers
+    if routed is None or not layers or not model.hidden_size:
+        return None
+    experts, _, params = routed
+    return params / (experts * layers * 3 * model.hidden_size)
+
+
+def expert_width_share(model: ModelSpec, engine: Engine) -> float:
+    """What an expert's matmuls keep of the engine's expert rate: width / (width + the engine's
+    half width). Many narrow experts (Qwen3's 768-1,536) make short, uneven grouped GEMMs that
+    fill the card less than Mixtral's 14,336-wide ones."""
+    width = expert_width(model)
+    if width is None or not engine.expert_half_width:
+        return 1.0
+    return width / (width + engine.expert_half_width)
 
 
 def _wider(scale: float) -> float:

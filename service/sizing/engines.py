@@ -36,6 +36,8 @@ class Engine:
                          small batch-1 kernels keep too few requests in flight to fill HBM
     quantized_factor     the share of its 16-bit bandwidth its kernels keep on quantised weights
                          (dequantising costs it more than it saves in bytes)
+    expert_half_width    the routed experts' intermediate size at which its expert matmuls reach half
+                         of moe_compute_share (0: the width does not matter)
     fp4_compute_share    what its matmuls reach through a card's FP4 rate, as a share of what they reach
                          at 8 or 16 bits (block scales and activation quantisation ride on every
                          FP4 product)
@@ -65,12 +67,16 @@ class Engine:
     quantized_factor: float = 1.0
     windowed_kv: bool = True
     fp4_compute_share: float = 1.0
+    expert_half_width: float = 0.0
 
 
 # Calibrated on the published runs in service/accuracy/data/ (`make validate` reports the spread
 # per regime, `make fit` refits the grids in service/accuracy/fit.py). Engines without published
 # runs keep the guide's figures, and constants no run pins down are said to be assumed.
-_SERVING_MATMULS = (0.4, 0.5, 0.6)  # at full load: TensorRT-LLM's 546 runs
+_SERVING_MATMULS = (0.45, 0.55, 0.65)  # at full load: TensorRT-LLM's 546 runs
+# Routed experts' width at which their matmuls keep half the expert share: fitted on TensorRT-LLM's
+# MoE runs (Mixtral 14,336 wide, Qwen3 768-1,536), assumed alike for the other serving engines.
+_EXPERT_HALF_WIDTH = 2000.0
 # trtllm-bench, which measures TensorRT-LLM's published throughput, caps the running batch at
 # 4,096 ("Cap total batch size to avoid decoder buffer size becoming too large":
 # NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py @ a7e572fb, finetune_setting).
@@ -99,22 +105,26 @@ ENGINES: dict[str | None, Engine] = {
         0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
         "layer and 150 us more per MoE layer", moe_layer_overhead_s=150e-6, expert_parallel=True,
         max_batch=256, compute_efficiency=(0.45, 0.55, 0.65), sequence_overhead_s=20e-6,
+        expert_half_width=_EXPERT_HALF_WIDTH,
         fitted="per-layer and per-MoE-layer cost on 37 one-stream runs (3 of them one user's gpt-oss "
                "report: thin); matmul share and host work per sequence under load on 10 full-load "
-               "runs on Instinct cards (AMD's and Oracle's tables)"),
+               "runs on Instinct cards (AMD's and Oracle's tables); experts' half width assumed as "
+               "TensorRT-LLM's"),
     "sglang": Engine(
         0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % of the bandwidth (guide), 500 us more "
         "per MoE layer", moe_layer_overhead_s=500e-6, expert_parallel=True,
-        compute_efficiency=_SERVING_MATMULS,
+        compute_efficiency=_SERVING_MATMULS, expert_half_width=_EXPERT_HALF_WIDTH,
         fitted="the per-MoE-layer cost on 3 DeepSeek runs (thin: one model); matmul share under load "
-               "assumed as TensorRT-LLM's"),
+               "and experts' half width assumed as TensorRT-LLM's"),
     "tensorrt-llm": Engine(
         0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 75 % of the bandwidth, matmuls at "
-        "50 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
+        "55 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
         expert_parallel=True, compute_efficiency=_SERVING_MATMULS, moe_compute_share=0.85,
-        sequence_overhead_s=5e-6, windowed_kv=False, fp4_compute_share=0.8, max_batch=TRTLLM_BENCH_MAX_BATCH,
+        sequence_overhead_s=5e-6, windowed_kv=False, fp4_compute_share=0.7, max_batch=TRTLLM_BENCH_MAX_BATCH,
+        expert_half_width=_EXPERT_HALF_WIDTH,
         fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost, host "
-               "work per running sequence (5 us) and the share kept through the FP4 rate (0.8) on 546 "
+               "work per running sequence (5 us), the share kept through the FP4 rate (0.7) and the experts' "
+               "half width (2,000) on 546 "
                "published runs from 4 sources (TensorRT-LLM's perf-overview, MLPerf Inference v5.1, "
                "NVIDIA's blogs), each regime weighed alike"),
 }

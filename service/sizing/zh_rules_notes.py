@@ -214,19 +214,21 @@ _ENGINES: tuple[tuple[str, str], ...] = (
      "（中位误差 {e}%）"),
     (rf"per-layer and per-MoE-layer cost on (?P<n>{_N}) one-stream runs \((?P<k>{_N}) of them one user's "
      rf"gpt-oss report: thin\); matmul share and host work per sequence under load on (?P<f>{_N}) "
-     r"full-load runs on Instinct cards \(AMD's and Oracle's tables\)",
+     r"full-load runs on Instinct cards \(AMD's and Oracle's tables\); experts' half width assumed as "
+     r"TensorRT-LLM's",
      "每层和每个 MoE 层的开销，基于 {n} 组单流实测（其中 {k} 组来自一位用户的 gpt-oss 报告，数据偏少）；"
-     "满载时的矩阵乘法比例与每条序列的主机开销，基于 Instinct 卡上的 {f} 组满载实测（AMD 与 Oracle 的表格）"),
+     "满载时的矩阵乘法比例与每条序列的主机开销，基于 Instinct 卡上的 {f} 组满载实测（AMD 与 Oracle 的表格）；"
+     "专家半效宽度假定与 TensorRT-LLM 相同"),
     (rf"the per-MoE-layer cost on (?P<n>{_N}) DeepSeek runs \(thin: one model\); matmul share under load "
-     r"assumed as TensorRT-LLM's",
-     "每个 MoE 层的开销，基于 {n} 组 DeepSeek 实测（数据偏少：只有一个模型）；满载时的矩阵乘法比例假定与 "
-     "TensorRT-LLM 相同"),
+     r"and experts' half width assumed as TensorRT-LLM's",
+     "每个 MoE 层的开销，基于 {n} 组 DeepSeek 实测（数据偏少：只有一个模型）；满载时的矩阵乘法比例和专家半效宽度"
+     "假定与 TensorRT-LLM 相同"),
     (r"bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost, host work per "
-     rf"running sequence \((?P<us>{_N}) us\) and the share kept through the FP4 rate \((?P<fp4>{_N})\) on "
-     rf"(?P<n>{_N}) published runs from (?P<k>{_N}) sources "
+     rf"running sequence \((?P<us>{_N}) us\), the share kept through the FP4 rate \((?P<fp4>{_N})\) and the "
+     rf"experts' half width \((?P<hw>{_N})\) on (?P<n>{_N}) published runs from (?P<k>{_N}) sources "
      r"\(TensorRT-LLM's perf-overview, MLPerf Inference v5\.1, NVIDIA's blogs\), each regime weighed alike",
      "带宽比例、矩阵乘法占峰值的比例、专家矩阵乘法比例、每个 MoE 层的开销、每条运行中序列的主机开销（{us} us）"
-     "以及经 FP4 算力时保留的比例（{fp4}），"
+     "经 FP4 算力时保留的比例（{fp4}）以及专家半效宽度（{hw}），"
      "基于 {k} 个来源的 {n} 组公开实测（TensorRT-LLM 的 perf-overview、MLPerf Inference v5.1、NVIDIA 的博客），"
      "各类场景权重相同"),
 )

@@ -4,7 +4,9 @@ import pytest
 from pytest import approx
 
 from service.sizing import HardwareInput, cost, custom_card, memory, questions, throughput, training_time
-from service.sizing.catalog import packaged_catalogs
+from service.sizing.catalog import get_model, packaged_catalogs
+from service.sizing.decode import expert_width, expert_width_share
+from service.sizing.engines import ENGINES
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.model import ModelSpec
 from service.sizing.placement import cards_needed
@@ -57,10 +59,10 @@ def test_tensorrt_llm_runs_at_most_4096_sequences(client):
     assert body["throughput"]["capacity_batch_size"] == 4096
 
 
-# TensorRT-LLM's matmuls reach 50 % of peak under load, and 0.8 of that through the FP4 rate
+# TensorRT-LLM's matmuls reach 55 % of peak under load, and 0.7 of that through the FP4 rate
 # (fitted on its perf-overview tables and MLPerf v5.1's NVFP4 runs); other engines keep theirs.
 @pytest.mark.parametrize(("engine", "precision", "share"), [
-    ("tensorrt-llm", "fp8", 0.5), ("tensorrt-llm", "nvfp4", 0.4), ("vllm", "nvfp4", 0.55)])
+    ("tensorrt-llm", "fp8", 0.55), ("tensorrt-llm", "nvfp4", 0.385), ("vllm", "nvfp4", 0.55)])
 def test_matmul_share_through_the_fp4_rate(client, engine, precision, share):
     workload = {"engine": engine, "precision": precision, "prompt_tokens": 1000, "output_tokens": 1000}
     body = client.post("/estimate", json={"model": "llama-3.1-70b", "hardware": {"card": "b200", "count": 8},
@@ -186,3 +188,14 @@ def test_utilisation_below_which_renting_is_cheaper(capital, rent_yearly, operat
 def test_rent_per_year_and_cost_per_run():
     assert cost.rent_per_year(8, 2.5, 24) == approx(8 * 2.5 * 8760)
     assert cost.cost_per_run(365_000, 86_400) == approx(1_000)  # a day's share of a year
+
+
+# A routed expert's width from its parameters (gate, up and down: 3 x hidden x width a layer),
+# and what its matmuls keep of the expert rate: width / (width + 2,000).
+@pytest.mark.parametrize(("model", "width", "share"), [
+    ("mixtral-8x7b", 14336, 14336 / 16336), ("qwen3-235b-a22b", 1536, 1536 / 3536),
+    ("qwen3-30b-a3b", 768, 768 / 2768), ("llama-3.1-70b", None, 1.0)])
+def test_narrow_experts_keep_less_of_the_expert_rate(model, width, share):
+    spec = get_model(model).spec
+    assert expert_width(spec) == (approx(width) if width else None)
+    assert expert_width_share(spec, ENGINES["tensorrt-llm"]) == approx(share)
