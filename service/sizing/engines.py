@@ -28,6 +28,8 @@ class Engine:
     expert_parallel      whether it spreads MoE experts over machines (expert parallelism)
     max_batch            its default cap on sequences running at once (None: memory decides; a
                          larger batch asked for raises it)
+    large_card_batch     its cap instead on cards of at least LARGE_CARD_GIB that are not A100s
+                         (None: max_batch everywhere)
     compute_efficiency   share of dense peak its matmuls reach when compute binds (low, typical,
                          high); None: the guide's 60-70 % for large matmuls
     moe_compute_share    what its expert matmuls (many small, uneven grouped GEMMs, with routing and
@@ -66,8 +68,24 @@ class Engine:
     hbm_efficiency: tuple[float, float, float] | None = None
     quantized_factor: float = 1.0
     windowed_kv: bool = True
+    large_card_batch: int | None = None
     fp4_compute_share: float = 1.0
     expert_half_width: float = 0.0
+
+
+# vLLM's default max_num_seqs: 1,024 on cards of at least 70 GiB other than A100s ("For GPUs like
+# H100 and MI300x, use larger default values"), 256 elsewhere (vllm-project/vllm
+# vllm/engine/arg_utils.py @ 99d7eb5d, EngineArgs' usage-context defaults).
+LARGE_CARD_GIB = 70
+LARGE_CARD_EXCLUDED = ("a100",)
+
+
+def batch_cap(engine: Engine, memory_gib: float, card_id: str) -> int | None:
+    """The engine's default cap on sequences running at once on this card."""
+    if engine.large_card_batch and memory_gib >= LARGE_CARD_GIB \
+            and not card_id.startswith(LARGE_CARD_EXCLUDED):
+        return engine.large_card_batch
+    return engine.max_batch
 
 
 # Calibrated on the published runs in service/accuracy/data/ (`make validate` reports the spread
@@ -104,7 +122,7 @@ ENGINES: dict[str | None, Engine] = {
     "vllm": Engine(
         0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
         "layer and 150 us more per MoE layer", moe_layer_overhead_s=150e-6, expert_parallel=True,
-        max_batch=256, compute_efficiency=(0.45, 0.55, 0.65), sequence_overhead_s=20e-6,
+        max_batch=256, large_card_batch=1024, compute_efficiency=(0.45, 0.55, 0.65), sequence_overhead_s=20e-6,
         expert_half_width=_EXPERT_HALF_WIDTH,
         fitted="per-layer and per-MoE-layer cost on 37 one-stream runs (3 of them one user's gpt-oss "
                "report: thin); matmul share and host work per sequence under load on 10 full-load "

@@ -11,7 +11,7 @@ from . import defaults as d
 from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
-from .engines import DEFAULT_ENGINE, ENGINES, Engine
+from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -19,7 +19,7 @@ from .model import ModelSpec
 from .placement import Placement
 from .plan import Parallelism
 from .precision import GGUF_ENGINES
-from .units import BILLION
+from .units import BILLION, GIB
 
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -567,7 +567,8 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
     most = live.max_sequences(replace(par, data=1, replicas=1), usable)
     if most is None or most < 1:
         return None
-    cap = s.engine.max_batch and max(s.engine.max_batch, workload.batch_size)
+    default = batch_cap(s.engine, s.typical.card.memory_bytes / GIB, s.typical.card.id)
+    cap = default and max(default, workload.batch_size)
     deployments = (replace(s.low, breakdown=live), replace(s.typical, breakdown=live),
                    replace(s.high, breakdown=live))
     return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))

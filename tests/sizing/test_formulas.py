@@ -59,6 +59,16 @@ def test_tensorrt_llm_runs_at_most_4096_sequences(client):
     assert body["throughput"]["capacity_batch_size"] == 4096
 
 
+# vLLM's default max_num_seqs: 1,024 on cards of at least 70 GiB other than A100s, else 256.
+@pytest.mark.parametrize(("card", "cap"), [("h100-sxm", 1024), ("mi300x", 1024), ("a100-80gb-sxm", 256),
+                                           ("l40s", 256)])
+def test_vllm_runs_as_many_sequences_as_its_default_for_the_card(client, card, cap):
+    workload = {"engine": "vllm", "precision": "bf16", "prompt_tokens": 128, "output_tokens": 128}
+    body = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": card, "count": 1},
+                                          "workload": workload}).get_json()
+    assert body["throughput"]["capacity_batch_size"] == cap
+
+
 # TensorRT-LLM's matmuls reach 55 % of peak under load, and 0.7 of that through the FP4 rate
 # (fitted on its perf-overview tables and MLPerf v5.1's NVFP4 runs); other engines keep theirs.
 @pytest.mark.parametrize(("engine", "precision", "share"), [
