@@ -193,23 +193,31 @@ def _ratios(target: Target, cases: list[validate.Case], values: dict) -> list[fl
         return out
 
 
-def fitted(target: Target, cases: list[validate.Case], start: dict | None = None) -> dict:
+def fitted(target: Target, cases: list[validate.Case], start: dict | None = None,
+           flat: set[str] | None = None) -> dict:
     """The grid point the coordinate search reaches on `cases` from the current constants (or
     from `start`, with the fields it sets): the fields that differ from the current constants,
-    by name (empty when the current point is already best)."""
+    by name (empty when the current point is already best). Names whose every grid value scores
+    the same in the last round (the cases do not pin them) are added to `flat` when given."""
     best: dict = dict(start or {})
     regimes = [case.regime for case in cases]
     best_score = score(_ratios(target, cases, best), regimes)
+    spreads: dict[str, float] = {}
     for _ in range(MAX_ROUNDS):
         moved = False
         for name, values in target.grid.items():
+            trials = [best_score]
             for value in values:
                 trial_values = {**best, name: value}
                 trial = score(_ratios(target, cases, trial_values), regimes)
+                trials.append(trial)
                 if trial < best_score - 1e-9:
                     best, best_score, moved = trial_values, trial, True
+            spreads[name] = max(trials) - min(trials)
         if not moved:
             break
+    if flat is not None:
+        flat.update(name for name, spread in spreads.items() if spread <= 1e-9)
     current = target.get()
     return {k: v for k, v in best.items() if v != getattr(current, k)}
 

@@ -79,6 +79,19 @@ def test_out_of_sample_refits_without_the_source_and_falls_back_to_the_other_eng
     assert all(value > 0 for pair in held.values() for value in pair)
 
 
+def test_a_constant_the_cases_do_not_pin_is_reported_flat():
+    """One-card runs pin gpt-fast's bandwidth share but say nothing of its all-reduce cost: the
+    refit reports that constant flat, and out of sample it is lent from its kind, not kept at
+    its prior."""
+    target = next(t for t in fitting.TARGETS if t.name == "gpt-fast")
+    rows = [row for row in validate.read_cases("decode.csv") if row["engine"] == "gpt-fast"][:3]
+    cases = [validate.Case(validate.SINGLE, row, validate.source_group(row["source"])) for row in rows]
+    flat: set[str] = set()
+    fitting.fitted(target, cases, target.prior, flat)
+    assert "collective_s" in flat
+    assert "typical" not in flat
+
+
 def test_every_case_names_its_source():
     for name in validate.FILES.values():
         rows = validate.read_cases(name)
