@@ -100,7 +100,7 @@ TARGETS: list[Target] = [
          "moe_layer_overhead_s": _us(0, 25, 50, 100, 200, 400),
          "sequence_overhead_s": _us(0, 2, 5, 10, 20),
          "fp4_compute_share": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-         "expert_half_width": (0.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0)},
+         "expert_half_width": (0.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)},
         "bandwidth share, matmul share of peak, expert matmul share of that, extra per MoE layer, "
         "host work per running sequence, share of that kept through the FP4 rate, expert width at half "
         "the expert share",

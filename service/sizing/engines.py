@@ -94,7 +94,7 @@ def batch_cap(engine: Engine, memory_gib: float, card_id: str) -> int | None:
 _SERVING_MATMULS = (0.45, 0.55, 0.65)  # at full load: TensorRT-LLM's 546 runs
 # Routed experts' width at which their matmuls keep half the expert share: fitted on TensorRT-LLM's
 # MoE runs (Mixtral 14,336 wide, Qwen3 768-1,536), assumed alike for the other serving engines.
-_EXPERT_HALF_WIDTH = 2000.0
+_EXPERT_HALF_WIDTH = 4000.0
 # trtllm-bench, which measures TensorRT-LLM's published throughput, caps the running batch at
 # 4,096 ("Cap total batch size to avoid decoder buffer size becoming too large":
 # NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py @ a7e572fb, finetune_setting).
@@ -142,7 +142,7 @@ ENGINES: dict[str | None, Engine] = {
         expert_half_width=_EXPERT_HALF_WIDTH,
         fitted="bandwidth share, matmul share of peak, expert matmul share, per-MoE-layer cost, host "
                "work per running sequence (5 us), the share kept through the FP4 rate (0.7) and the experts' "
-               "half width (2,000) on 546 "
+               "half width (4,000) on 546 "
                "published runs from 4 sources (TensorRT-LLM's perf-overview, MLPerf Inference v5.1, "
                "NVIDIA's blogs), each regime weighed alike"),
 }
