@@ -76,17 +76,17 @@ $(PEER)/bin/python:
 
 bench: $(STAMP) $(PEER)/bin/python ## new questions against the framework floor under gunicorn, llm-analysis in process; writes docs/performance.md
 	@command -v wrk >/dev/null || echo "wrk not found (apt-get install wrk): using a Python load generator"
-	LLM_ANALYSIS_PYTHON=$(PEER)/bin/python $(BIN)/python -m service.bench.run
+	LLM_ANALYSIS_PYTHON=$(PEER)/bin/python $(BIN)/python -m tests.bench.run
 
 fuzz: $(STAMP) ## schemathesis against the running server with many examples; the property tests with fresh random draws
-	$(BIN)/python -m service.bench.fuzz --max-examples 300
+	$(BIN)/python -m tests.bench.fuzz --max-examples 300
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=random
 
 flood: $(STAMP) ## one key floods the costliest requests and slow headers at the Kubernetes settings; thresholds on another key's p99 and /healthz
-	$(BIN)/python -m service.bench.flood
+	$(BIN)/python -m tests.bench.flood
 
 soak: $(STAMP) ## a few minutes at twice the bench's concurrency, one worker killed midway
-	$(BIN)/python -m service.bench.soak
+	$(BIN)/python -m tests.bench.soak
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) $(PEER) .pytest_cache .hypothesis *.egg-info .coverage

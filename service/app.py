@@ -1,9 +1,6 @@
 """create_app(): config -> JSON -> catalogs -> blueprints -> errors -> security -> metrics -> logs."""
 
-import os
-import time
-
-from flask import Flask, request
+from flask import Flask
 from flask_swagger_ui import get_swaggerui_blueprint
 
 from .api import catalog, compare, decisions, ops, plots, resources
@@ -18,16 +15,12 @@ from .security import init_security, spared
 
 # Sizing requests are small; a batch of a thousand items stays well under this.
 MAX_BODY_BYTES = 1 << 20
-# The shutdown tests hold requests open with this header; the service honours it only when
-# SIZING_TEST_DELAY is set, which no deployment does.
-TEST_DELAY_HEADER = "X-Test-Delay-Ms"
 
 
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
     app.json = StrictJSONProvider(app)
-    app.config.from_mapping(MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
-                            TEST_DELAY=os.environ.get("SIZING_TEST_DELAY") == "1")
+    app.config.from_mapping(MAX_CONTENT_LENGTH=MAX_BODY_BYTES)
     if test_config:
         app.config.from_mapping(test_config)
     app.url_map.strict_slashes = False
@@ -40,12 +33,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     init_security(app)
     init_limits(app, spared)
     init_access_log(app)
-    if app.config["TEST_DELAY"]:
-        app.before_request(_test_delay)
-    if os.environ.get("SIZING_BENCH") == "1":
-        from .bench.floor import init_floor
-
-        init_floor(app)
     return app
 
 
@@ -55,8 +42,3 @@ def _docs():
     return get_swaggerui_blueprint("/docs", "/openapi.yaml", blueprint_name="docs", config={
         "app_name": "Accelerator sizing service", "validatorUrl": None})
 
-
-def _test_delay() -> None:
-    delay_ms = request.headers.get(TEST_DELAY_HEADER, "")
-    if delay_ms.isdigit():
-        time.sleep(min(int(delay_ms), 10_000) / 1e3)

@@ -52,8 +52,10 @@ class Server:
 READY_S = 60.0
 
 
-def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None) -> Server:
-    """A started server; an `env` value of None leaves that variable unset. A server that does
+def start(tmp_path: Path, workers: int = 2, threads: int = 4, app: str | None = None,
+          **env: str | None) -> Server:
+    """A started server (of `app`, a WSGI path gunicorn serves in place of the production
+    service.wsgi:app); an `env` value of None leaves that variable unset. A server that does
     not become ready is stopped before the error is raised."""
     port = free_port()
     environment = {
@@ -65,7 +67,8 @@ def start(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None)
     tmp_path.mkdir(parents=True, exist_ok=True)
     log_path = tmp_path / "server.log"
     with log_path.open("wb") as log:
-        proc = processes.spawn([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
+        proc = processes.spawn([str(ROOT / "deploy" / "entrypoint.sh"), *([app] if app else [])], cwd=ROOT,
+                               env=environment,
                                stdout=log, stderr=subprocess.STDOUT)
     server = Server(proc, f"http://127.0.0.1:{port}", log_path)
     try:
@@ -93,9 +96,10 @@ def _wait_ready(server: Server, workers: int, deadline: float) -> None:
 
 
 @contextmanager
-def running(tmp_path: Path, workers: int = 2, threads: int = 4, **env: str | None) -> Iterator[Server]:
+def running(tmp_path: Path, workers: int = 2, threads: int = 4, app: str | None = None,
+            **env: str | None) -> Iterator[Server]:
     """A started server, stopped when the block ends, whether its assertions held or not."""
-    server = start(tmp_path, workers, threads, **env)
+    server = start(tmp_path, workers, threads, app, **env)
     try:
         yield server
     finally:

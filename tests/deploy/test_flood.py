@@ -2,7 +2,7 @@
 (service/limits.py) and the worker (service/gunicorn_worker.py) keep the second client's requests
 answered, refuse the flood with answers, never with dropped connections.
 
-These are the functional halves of `make flood` (service/bench/flood.py), which also holds the
+These are the functional halves of `make flood` (tests/bench/flood.py), which also holds the
 timing thresholds (p99, /healthz within 1 s): timings belong to a benchmark on a quiet machine,
 and this suite must pass on a busy one. Each test prints what it measured."""
 
@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from service.bench import flood as bench
 from service.client import SizingClient
 from tests import processes
+from tests.bench import flood as bench
 
 from . import server as srv
 

@@ -10,6 +10,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from . import delay_app
 from . import server as srv
 
 ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
@@ -73,11 +74,11 @@ def test_request_id_is_taken_echoed_and_logged_as_json(server):
 
 
 def test_sigterm_lets_every_in_flight_request_finish(tmp_path):
-    with srv.running(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1") as server:
+    with srv.running(tmp_path, workers=2, threads=4, app=delay_app.APP) as server:
         in_flight = 6
         with ThreadPoolExecutor(in_flight) as pool:
             futures = [pool.submit(requests.post, f"{server.base}/estimate", json=ESTIMATE, timeout=30,
-                                   headers={"X-Test-Delay-Ms": "2000"}) for _ in range(in_flight)]
+                                   headers={delay_app.DELAY_HEADER: "2000"}) for _ in range(in_flight)]
             time.sleep(0.7)  # all six are inside the workers, sleeping
             server.proc.send_signal(signal.SIGTERM)
             codes = [f.result().status_code for f in futures]
@@ -86,7 +87,7 @@ def test_sigterm_lets_every_in_flight_request_finish(tmp_path):
 
 
 def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
-    with srv.running(tmp_path, workers=2, threads=4, SIZING_TEST_DELAY="1") as server:
+    with srv.running(tmp_path, workers=2, threads=4, app=delay_app.APP) as server:
         results: list[tuple[float, bool]] = []
         stop = threading.Event()
 
@@ -95,7 +96,7 @@ def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
                 started = time.monotonic()
                 try:
                     ok = requests.post(f"{server.base}/estimate", json=ESTIMATE, timeout=10,
-                                       headers={"X-Test-Delay-Ms": "150"}).status_code == 200
+                                       headers={delay_app.DELAY_HEADER: "150"}).status_code == 200
                 except requests.RequestException:
                     ok = False
                 results.append((started, ok))

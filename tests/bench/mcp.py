@@ -1,7 +1,7 @@
 """What the MCP layer adds to a question: the same new-ish estimate asked N times through POST
 /estimate and through the estimate tool, in process and over HTTP beside a running service.
 
-    python -m service.bench.mcp [--calls 200] [--url http://127.0.0.1:8000]
+    python -m tests.bench.mcp [--calls 200] [--url http://127.0.0.1:8000]
 
 With --url, the MCP server is started over streamable HTTP in front of that service (as the pod
 runs it) and compared with posting to the service directly. Prints medians and p90 in ms.

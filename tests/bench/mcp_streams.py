@@ -1,6 +1,6 @@
 """Many open connections against the MCP server over HTTP: its memory, and whether it still answers.
 
-    python -m service.bench.mcp_streams [--streams 3000] [--mode both] [--hold 8] [-- server flags...]
+    python -m tests.bench.mcp_streams [--streams 3000] [--mode both] [--hold 8] [-- server flags...]
 
 Starts `python -m service.mcp_server --http` (the domain in process: SIZING_URL unset) on a free
 loopback port, then opens --streams connections to it from this process, each either a GET /mcp

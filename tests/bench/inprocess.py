@@ -31,10 +31,9 @@ for line in sys.stdin:
 
 
 def _app():
-    os.environ["SIZING_BENCH"] = "1"  # the floor view (/bench/echo)
-    from service.app import create_app
+    from .floor import bench_app  # the floor view (/bench/echo) beside the service's routes
 
-    return create_app({"CACHE_SIZE": 0}).test_client()
+    return bench_app({"CACHE_SIZE": 0}).test_client()
 
 
 def _per_request_ms(call, n: int) -> float:

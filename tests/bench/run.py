@@ -38,15 +38,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# The service's app with the floor view, served in place of service.wsgi:app (gunicorn takes the
+# app named on its command line over the config's wsgi_app).
+BENCH_APP = "tests.bench.app:app"
+
+
 def start_server(port: int, workers: int, threads: int, log: Path, **env) -> subprocess.Popen:
     """gunicorn as deploy/entrypoint.sh starts it, in a session of its own, ready within 60 s (a
     busy machine); stopped again, whole, if it is not."""
     environment = {**os.environ, "PORT": str(port), "WORKERS": str(workers), "THREADS": str(threads),
-                   "SIZING_BENCH": "1", "LOG_LEVEL": "warning",
+                   "LOG_LEVEL": "warning",
                    "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="sizing-metrics-"),
                    "GUNICORN": str(Path(sys.executable).with_name("gunicorn")), **env}
     with log.open("wb") as out:
-        proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh")], cwd=ROOT, env=environment,
+        proc = subprocess.Popen([str(ROOT / "deploy" / "entrypoint.sh"), BENCH_APP], cwd=ROOT, env=environment,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -201,7 +206,7 @@ def report(results: dict, args) -> str:
     versus = ("llm-analysis was not installed (make bench installs it in .venv-llm-analysis)" if peer is None
               else f"llm-analysis 0.2.2 needs **{peer:.3f} ms** for one inference estimate of the same model "
                    f"and card (its defaults), so a batch item costs **{p['batch_item_ms'] / peer:.1f}x** its time")
-    cmd = (f"make bench  # = python -m service.bench.run --workers {args.workers} --threads {args.threads} "
+    cmd = (f"make bench  # = python -m tests.bench.run --workers {args.workers} --threads {args.threads} "
            f"--connections {args.connections} --seconds {args.seconds}")
     rows = "\n".join([
         _row("POST /estimate, **a new question every time** (context varies)", m),
@@ -235,9 +240,10 @@ def report(results: dict, args) -> str:
     - Resident memory per worker after the load: {', '.join(f'{m:.0f} MiB' for m in results['rss_mib'])}.
 
     The floor is a view of the same app (JSON provider, errors, metrics, request ids, JSON logs)
-    that parses a small JSON body and returns it, registered only when SIZING_BENCH=1.
+    that parses a small JSON body and returns it, served only by the benchmark's own app
+    (tests.bench.app).
 
-    Reproduce: `{cmd}`; the in-process figures alone: `python -m service.bench.inprocess`
+    Reproduce: `{cmd}`; the in-process figures alone: `python -m tests.bench.inprocess`
     (LLM_ANALYSIS_PYTHON=.venv-llm-analysis/bin/python); the soak: `make soak`.
     """).replace("{rows}", rows).replace("{versus}", versus)
 

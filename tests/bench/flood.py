@@ -2,7 +2,7 @@
 plain estimates, against gunicorn with the Kubernetes settings (keys, 50 units a second per key,
 a burst of 2,000, one heavy request per worker, 2 workers x 4 threads), on loopback.
 
-    python -m service.bench.flood [--seconds 15]
+    python -m tests.bench.flood [--seconds 15]
 
 Three rounds, each reported with its commands' figures, and the thresholds they must meet:
 
@@ -37,7 +37,8 @@ from pathlib import Path
 
 import requests
 
-from ..client import SizingClient
+from service.client import SizingClient
+
 from .run import free_port, start_server, stop_server
 
 AS_DEPLOYED = {"SIZING_API_KEYS": "flood-key,calm-key", "SIZING_RATE_LIMIT": "50", "SIZING_RATE_BURST": "2000",
@@ -131,7 +132,7 @@ def flooder(base: str, key: str, seconds: float, threads: int, kind: str, slow: 
 def spawn_flooder(base: str, seconds: float, threads: int, kind: str, slow: int = 0, key: str = "flood-key",
                   start_new_session: bool = False) -> subprocess.Popen:
     """The flooder as a process of its own; its report is the last line of its stdout."""
-    return subprocess.Popen([sys.executable, "-m", "service.bench.flood", "flooder", "--base", base, "--key", key,
+    return subprocess.Popen([sys.executable, "-m", "tests.bench.flood", "flooder", "--base", base, "--key", key,
                              "--seconds", str(seconds), "--threads", str(threads), "--kind", kind,
                              "--slow", str(slow)], stdout=subprocess.PIPE, text=True,
                             start_new_session=start_new_session)
