@@ -607,7 +607,7 @@ def guide_curve_cards(
 ) -> int | None:
     """The least card count whose time by the guide's curve meets the deadline, never fewer than
     memory needs: the plan's copy stays the same, copies are added. (The step model's count, each
-    count on its own recipe, is questions._least_count_by's.)"""
+    count on its own recipe, is questions/scaling.py _least_count_by's.)"""
     size = group.group
     start = max(math.ceil(memory_cards / size) * size, size)
 

@@ -120,7 +120,7 @@ _LITERALS: tuple[tuple[str, str], ...] = (
     ("adapter sizes need the layer shapes (a preset or hf_config); the guide's 2.5-3 B/param over a "
      "16-bit base is used",
      "计算适配器大小需要层的形状（预设或 hf_config）；采用指南的经验值：16 位基座之上每参数 2.5-3 B"),
-    # placement.py _training_reasons; questions.py _serving_plan_notes
+    # placement.py _training_reasons; questions/placing.py serving_plan_notes
     ("the plan given", "按给定的方案"),
     ("data parallel: every card holds the whole model's activations", "数据并行：每张卡都要存放整个模型的激活值"),
     ("tensor parallelism inside a machine (and pipeline stages across machines): one card cannot hold "
@@ -133,7 +133,7 @@ _LITERALS: tuple[tuple[str, str], ...] = (
      "分布式优化器（ZeRO-1）：只把优化器状态切分到各数据并行副本上，与 Megatron 的做法一致"),
     ("a serving engine (no engine named)", "推理服务引擎（未指定具体引擎）"),
     ("the heads", "注意力头数"),
-    # questions.py opening
+    # questions/placing.py opening
     ("scaling answers are for training; no mode given", "扩展性答案针对训练；未给出模式"),
     # recommend.py SCENARIOS titles
     ("one developer, 7B-13B fine-tune and inference", "单个开发者，7B-13B 模型的微调和推理"),
@@ -354,7 +354,7 @@ _NOTES: tuple[tuple[str, str], ...] = (
      "（tensorrtllm_backend docs/model_config.md）；不按模型的 {w} token 滑动窗口计"),
     (r"multi-head latent attention caches (?P<n>\d+) values per token and layer",
      "多头潜在注意力（MLA）每个 token 每层缓存 {n} 个值"),
-    # questions.py
+    # questions/
     (rf"the least count that finishes within (?P<days>{_N}) days \(memory alone needs (?P<n>\d+)\)",
      "能在 {days} 天内完成的最少卡数（仅按显存需 {n} 张）"),
     (r"(?P<t_name>.+?) splits the layers over every card: a token visits the cards in turn, so one stream "

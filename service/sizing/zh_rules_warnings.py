@@ -54,7 +54,7 @@ RULES: tuple[tuple[str, str], ...] = (
     (r"attention scores not counted: the model gives no attention_heads",
      "未计入注意力分数：模型没有给出 attention_heads"),
 
-    # --- questions.py _fit_warnings (the fit reason itself: zh_rules_notes.py)
+    # --- questions/placing.py _fit_warnings (the fit reason itself: zh_rules_notes.py)
     (rf"does not fit on any number of (?P<card>{_CARD}): (?P<t_reason>.+)",
      "用多少张 {card} 都放不下：{t_reason}"),
     (rf"does not fit: (?P<t_reason>.+); speed and time are shown for (?P<n>{_N}) cards",
@@ -63,7 +63,7 @@ RULES: tuple[tuple[str, str], ...] = (
      rf"\(guide section (?P<s>{_N})\); plan the interconnect before the cards",
      "超过 {n} 张卡：网络拓扑和调度的复杂度会陡增（指南第 {s} 节）；先规划好互联，再定卡"),
 
-    # --- questions.py _serving_plan_notes; placement.py _training_reasons
+    # --- questions/placing.py serving_plan_notes; placement.py _training_reasons
     (rf"the plan \((?P<t_plan>[^()]+)\) leaves (?P<idle>{_N}) of (?P<n>{_N}) cards idle: "
      r"give workload\.parallelism to use them another way",
      "方案（{t_plan}）让 {n} 张卡中的 {idle} 张闲置：可用 workload.parallelism 另行安排"),
@@ -77,7 +77,7 @@ RULES: tuple[tuple[str, str], ...] = (
      r"cross the network",
      "{t} 卡张量并行跨了机器：每一层的 all-reduce 都要走网络"),
 
-    # --- questions.py _training_warnings
+    # --- questions/placing.py _training_warnings
     (rf"the global batch grows to (?P<got>{_N}) tokens, over the (?P<asked>{_N}) asked: "
      rf"(?P<copies>{_N}) data-parallel copies of a (?P<micro>{_N})-sequence micro-batch already take "
      r"more; fewer copies \(more tensor or pipeline parallelism\) or a larger batch fit it",
@@ -105,7 +105,7 @@ RULES: tuple[tuple[str, str], ...] = (
      "连续多天的训练却没有 ECC 显存：一次显存静默错误就可能让 loss 在几天后发散（指南第 {s} 节）；"
      "做校验，或换带 ECC 的卡"),
 
-    # --- questions.py _duty_warnings
+    # --- questions/costs.py duty_warnings
     (r"a consumer card asked to run around the clock: it is built for a few hours a day; "
      rf"cap power at (?P<cap>{_N}) % or it throttles silently by about (?P<drop>{_N}) %, and expect "
      rf"clocks to wander (?P<lo>{_N})-(?P<hi>{_N}) % over (?P<h>{_N}) hours "
@@ -113,7 +113,7 @@ RULES: tuple[tuple[str, str], ...] = (
      "要求消费级卡全天候运行：它是按每天跑几个小时设计的；把功耗墙拉低到 {cap}%，否则它会悄悄降频约 {drop}%，"
      "而且连续跑 {h} 小时频率会有 {lo}-{hi}% 的波动（指南第 {s1}、{s2} 节）"),
 
-    # --- questions.py _training_fixes: a training batch no count of the card holds
+    # --- questions/placing.py _training_fixes: a training batch no count of the card holds
     (rf"the training batch \(micro-batch (?P<micro>{_N}) of (?P<ctx>{_N}) tokens\) does not fit on any "
      rf"number of (?P<card>{_CARD}), so no time is quoted: (?P<t_found>.+); else tensor parallelism "
      r"over more cards, a shorter context or a card with more memory",
@@ -128,13 +128,13 @@ RULES: tuple[tuple[str, str], ...] = (
     (rf"fits on (?P<n>{_N}) x (?P<card>{_CARD})", "可放进 {n} 张 {card}"),
     (r"no micro-batch fits, even with full recomputation", "即使开启完全重计算，任何微批都放不下"),
 
-    # --- questions.py scaling and _at_deadline
+    # --- questions/scaling.py scaling and _missed_deadline
     (rf"no number of (?P<card>{_CARD}) cards up to (?P<max>{_N}) finishes in (?P<days>\S+) days",
      "{max} 张以内，任何数量的 {card} 都无法在 {days} 天内完成"),
     (rf"(?P<n>{_N}) cards take (?P<days>{_N}) days: (?P<m>{_N}) meet the (?P<deadline>\S+)-day deadline",
      "{n} 张卡需要 {days} 天：{m} 张才能赶上 {deadline} 天的期限"),
 
-    # --- questions.py cost, capacity
+    # --- questions/costs.py cost, questions/serving_capacity.py capacity
     (r"no card price given or known: cost of ownership not computed \(give card_price\)",
      "没有给出卡价，目录里也查不到：未计算总拥有成本（请提供 card_price）"),
     (r"the card price is in (?P<a>\S+) and electricity in (?P<b>\S+): the totals add them as given; "
@@ -177,7 +177,7 @@ RULES: tuple[tuple[str, str], ...] = (
      "要达到目标得把模型切分到 {n} 张卡上，而约束要求不切分"),
     (rf"(?P<t_reason>.+); (?P<m>{_N}) machine\(s\), (?P<w>{_N}) W", "{t_reason}；{m} 台机器，{w} W"),
 
-    # --- questions.py _alternatives: the note of each alternative compared (alternatives[].note)
+    # --- questions/estimate.py _alternatives: the note of each alternative compared (alternatives[].note)
     (rf"(?P<f>{_N}) FLOPs per parameter and token", "每个参数每个 token {f} 次浮点运算"),
     (rf"(?P<gb>{_N}) GB of weights", "权重 {gb} GB"),
     (r"does not fit on any count", "用多少张都放不下"),

@@ -1,0 +1,180 @@
+"""The whole estimate: memory, fit, plan, speed or training time, cost, the alternatives and
+the ranges, in one answer."""
+
+from dataclasses import replace
+
+from .. import defaults as d
+from ..capacity import Target, capacity_for
+from ..catalog import Price
+from ..errors import InvalidInputError
+from ..host import host_sizing
+from ..inputs import (
+    EnergyInput,
+    HardwareInput,
+    Notes,
+    Workload,
+    WorkloadInput,
+    resolve_workload,
+)
+from ..memory import MemoryBreakdown
+from ..model import ModelSpec
+from ..plan import machine_slots
+from ..summary import summarise
+from ..throughput import (
+    ThroughputAnswer,
+    range_note,
+    setup,
+    stream_speed,
+    throughput_answer,
+)
+from ..training import compute_multiplier
+from ..training_time import TrainingAnswer
+from ..units import GB
+from ..zh import said_in
+from .costs import duty_warnings, electricity, ownership
+from .placing import Serving, opening, place_serving, place_training, plan_shown
+from .results import Alternative, Estimate, FigureRange
+
+
+def estimate(
+    model: ModelSpec,
+    workload: WorkloadInput,
+    hardware: HardwareInput,
+    energy: EnergyInput,
+    lang: str | None = None,
+    price: Price | None = None,
+    overhead: float | None = None,
+    alternatives: bool = True,
+    target: Target | None = None,
+) -> Estimate:
+    """Memory, fit and card count under the engine's plan, speed or training time, electricity,
+    warnings, summary."""
+    notes, resolved = opening(model, workload, cards=(hardware.card,))
+    card = hardware.card
+    speed = train = None
+    if resolved.training:
+        job = place_training(model, resolved, hardware, notes)
+        train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
+        plan = plan_shown(shown, train)
+    else:
+        serve = place_serving(model, resolved, hardware, notes)
+        breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
+        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes,
+                                  full_load=serve.full_load)
+        plan = plan_shown(shown)
+    host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
+    power = electricity(host, card, energy, notes)
+    owned = ownership(shown.cards, price, power, overhead, speed, train, notes)
+    duty_warnings(card, energy, train, notes)
+    language = notes.use("lang", lang, d.LANG)
+    bound = speed.bound if speed is not None else "compute"
+    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
+                     host.machines)
+    ranges = _ranges(model, breakdown, speed, train)
+    compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
+        if alternatives else ()
+    capacity = None
+    if target is not None:
+        if resolved.training:
+            raise InvalidInputError("a serving target needs an inference workload", "target")
+        capacity = capacity_for(model, resolved, hardware, target, notes)
+    return said_in(language, Estimate(
+        model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
+        cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
+        memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
+        energy=power, host=host, ownership=owned, capacity=capacity, lang=language,
+        summary=text, workload=resolved, **notes.said()))
+
+
+INFERENCE_ALTERNATIVES = ("bf16", "fp8", "awq", "q4_k_m")
+
+
+TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective"), (3, "selective"),
+                         (None, "full"))
+
+
+def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
+                  hardware: HardwareInput, serve: Serving | None) -> tuple[Alternative, ...]:
+    """The same job in other formats (inference) or other sharding and recomputation
+    (training): cards needed on this card, and decode speed or per-card model state; for
+    inference also the plan that needs fewer cards, when there is one."""
+    out = []
+    if not workload.training:
+        released = (model.released_precision,) if model.released_precision else ()
+        for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
+            variant = replace(given, precision=name, parallelism=None)
+            out.append(_inference_alternative(model, variant, hardware, f"precision {name}"))
+        if serve is not None and serve.placements.fewer is not None:
+            out.append(_fewer_cards(model, workload, hardware, serve))
+        return tuple(out)
+    for stage, recompute in TRAINING_ALTERNATIVES:
+        variant = replace(given, zero_stage=stage, recompute=recompute)
+        label = (f"{'guide even split' if stage is None else f'ZeRO-{stage}'}, recompute {recompute}")
+        out.append(_training_alternative(model, variant, hardware, label))
+    return tuple(out)
+
+
+def _inference_alternative(model, variant, hardware, label) -> Alternative:
+    notes = Notes()
+    try:
+        resolved = resolve_workload(variant, notes, model)
+        job = place_serving(model, resolved, replace(hardware, count=None), notes)
+    except InvalidInputError as exc:
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
+    if job.fit.cards_needed is None:
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
+    return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
+                       stream_speed(resolved, job.setup),
+                       f"{job.breakdown.weights_bytes / GB:.1f} GB of weights; {job.placement.parallelism.describe()}")
+
+
+def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
+    """The layer split that holds the job on fewer cards than the engine's tensor plan."""
+    fewer, least = serve.placements.fewer, serve.placements.least
+    # _alternatives asks only when `fewer` is set, and serving_placements sets it only beside a `least`
+    assert fewer is not None and least is not None
+    planned = replace(workload, parallelism=fewer.parallelism)
+    s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
+    return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
+                       stream_speed(planned, s),
+                       f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
+                       f"tensor parallelism needs {least.cards}; one stream gains no "
+                       "bandwidth from the extra stages")
+
+
+def _training_alternative(model, variant, hardware, label) -> Alternative:
+    notes = Notes()
+    try:
+        resolved = resolve_workload(variant, notes, model)
+        job = place_training(model, resolved, replace(hardware, count=None), notes)
+    except InvalidInputError as exc:
+        return Alternative(label, None, "need_bytes_per_card", None, exc.message)
+    if job.fit.cards_needed is None:
+        return Alternative(label, None, "need_bytes_per_card", None, "does not fit on any count")
+    return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
+                       f"{compute_multiplier(resolved.recompute, resolved.adapters):g} FLOPs per parameter and token; "
+                       f"{job.placement.parallelism.describe()}")
+
+
+def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswer | None,
+            train: TrainingAnswer | None) -> tuple[FigureRange, ...]:
+    """The headline figures as ranges: memory from bytes per parameter, speed from the engine's
+    efficiency and the fixed costs, time from MFU and scaling."""
+    state = breakdown.model_state_bytes
+    low = breakdown.total_bytes - state + breakdown.bytes_per_param_low * model.params
+    high = breakdown.total_bytes - state + breakdown.bytes_per_param_high * model.params
+    out = [FigureRange("total_bytes", low, breakdown.total_bytes, high,
+                       f"{breakdown.bytes_per_param_low:g}-{breakdown.bytes_per_param_high:g} B/param "
+                       f"of model state ({low / GB:.1f}-{high / GB:.1f} GB)")]
+    if speed is not None:
+        for name, r in (("decode_tokens_per_s_expected", speed.decode_tokens_per_s_range),
+                        ("total_tokens_per_s", speed.total_tokens_per_s_range),
+                        ("time_to_first_token_s", speed.time_to_first_token_s_range),
+                        ("max_total_tokens_per_s", speed.max_total_tokens_per_s_range)):
+            if r is not None:
+                out.append(FigureRange(name, r.low, r.typical, r.high, range_note(name, speed)))
+    if train is not None and train.time_s_range is not None:
+        r = train.time_s_range
+        out.append(FigureRange("time_s", r.low, r.typical, r.high,
+                               "MFU 30-50 % and the step model against the guide's curve"))
+    return tuple(out)

@@ -1,0 +1,305 @@
+"""Placing a job on cards: the plan serving or training runs on the cards asked (or the least
+count), what the answer says about it, and the opening every question shares."""
+
+from dataclasses import dataclass, replace
+
+from .. import defaults as d
+from ..cards import Card
+from ..engines import ENGINES
+from ..errors import InvalidInputError
+from ..inputs import (
+    HardwareInput,
+    Notes,
+    Workload,
+    WorkloadInput,
+    card_warnings,
+    resolve_workload,
+)
+from ..links import Fabric, fabric_for
+from ..memory import FitAnswer, MemoryBreakdown, memory_breakdown
+from ..model import ModelSpec, context_warning
+from ..placement import (
+    Placement,
+    ServingPlacements,
+    TrainingPlacements,
+    fit_answer,
+    serving_placements,
+    training_placements,
+)
+from ..plan import Parallelism, PlanAnswer, cards_per_machine, plan_answer
+from ..throughput import (
+    Setup,
+    decode_weights_note,
+    serving_capacity,
+    setup,
+    stream_speed,
+)
+from ..training_time import Cluster, TrainingAnswer, cluster_for, training_answer
+
+
+@dataclass(frozen=True)
+class Serving:
+    """An inference job placed on cards: the plan it runs, the fit, and its speed's setup."""
+
+    workload: Workload
+    breakdown: MemoryBreakdown
+    placements: ServingPlacements
+    fit: FitAnswer
+    placement: Placement  # the plan speed is shown for: the cards asked, or those needed
+    per_machine: int
+    fabric: Fabric
+    setup: Setup
+    # The plan that serves most at full load on the same cards, where it is not the one shown
+    # (which serves the batch asked fastest), with its setup: full-load figures are priced on it.
+    full_load: "tuple[Placement, Setup] | None" = None
+
+
+@dataclass(frozen=True)
+class Training:
+    """A training job placed on cards: the plan, the fit, the cluster and its time."""
+
+    workload: Workload
+    breakdown: MemoryBreakdown
+    placements: TrainingPlacements
+    fit: FitAnswer
+    placement: Placement
+    cluster: Cluster
+    answer: TrainingAnswer
+
+
+def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
+                  breakdown: MemoryBreakdown | None = None, as_asked: bool = False) -> Serving:
+    """The job on the cards asked (or the least count); speed is set up on the plan shown: the
+    cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
+    less memory reserved, as the accuracy suite does), else the least count's."""
+    card = hardware.card
+    breakdown = breakdown or memory_breakdown(model, resolved, notes)
+    plan = serving_plan(model, resolved, breakdown, hardware, notes)
+    placements = plan.placements
+    shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
+    serving_plan_notes(model, resolved, placements, shown, notes)
+    decode_weights_note(model, resolved.batch_size, notes)
+    s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
+    full_load = None
+    if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
+        full_load = plan.full_load
+        described = full_load[0].parallelism.describe()
+        notes.assume("full_load_parallelism", described,
+                     f"at full load the same cards serve most as {described}: "
+                     "the full-load figures (max_total_tokens_per_s and its kin) are for that plan")
+    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
+                   full_load)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    placements: ServingPlacements
+    fit: FitAnswer
+    per_machine: int
+    fabric: Fabric
+    full_load: tuple[Placement, Setup] | None = None  # the copy size that serves most at full load
+
+
+def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
+                  hardware: HardwareInput, notes: Notes) -> ServingPlan:
+    """The engine's plan on the cards for the question asked: among the copy sizes that hold the
+    batch, the one that serves the batch asked fastest (one stream gets every card of one copy
+    that helps it; a large batch, copies that share it), and beside it the one that serves the
+    most at full load, for the full-load figures. Each copy size is set up once for both."""
+    card = hardware.card
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
+    fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
+    full_load = None
+    if len(placements.options) > 1:
+        options = [(placed, setup(model, resolved, breakdown, card, placed.parallelism, fabric, Notes()))
+                   for placed in placements.options]
+        placements = replace(placements, asked=_fastest(resolved, options)[0])
+        full_load = _most_served(model, resolved, options)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    _fit_warnings(fit, card, notes)
+    return ServingPlan(placements, fit, per_machine, fabric, full_load)
+
+
+def _fastest(workload: Workload, options: list[tuple[Placement, Setup]]) -> tuple[Placement, Setup]:
+    """Of the copy sizes that hold the batch on the cards, the one that decodes the batch asked
+    fastest: the most tokens/s in total for that batch (for one stream, per stream), the
+    smallest copy on a tie."""
+    return max(options, key=lambda option: stream_speed(workload, option[1]) * workload.batch_size)
+
+
+def _most_served(model: ModelSpec, workload: Workload,
+                 options: list[tuple[Placement, Setup]]) -> tuple[Placement, Setup]:
+    """Of the copy sizes that hold the batch on the cards, the one whose copies serve the most
+    output at full load (the smallest on a tie): more copies of a small split, or fewer of a
+    larger one with room for longer batches."""
+    def served(option: tuple[Placement, Setup]) -> float:
+        placed, s = option
+        return serving_capacity(model, workload, s, placed, Notes())["max_total_tokens_per_s"] or 0.0
+
+    return max(options, key=served)  # max keeps the first of equals: the smallest copy
+
+
+def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes) -> Training:
+    card = hardware.card
+    per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
+    placements = training_placements(model, resolved, card, hardware.count, per_machine, notes)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    _fit_warnings(fit, card, notes)
+    shown = _shown(placements.asked, placements.least)
+    place = cluster_for(card, hardware, notes)
+    if shown.fits:
+        answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
+        _training_warnings(answer, card, shown.parallelism, notes)
+    else:  # no count holds it: no time, and no warning about a run that cannot start
+        scratch = Notes()
+        answer = training_answer(model, placements.workload, card, shown.parallelism, place, scratch)
+        for said in scratch.assumptions:
+            notes.assume(said.name, said.value, said.note)
+        notes.warn(_training_fixes(model, placements.workload, card, per_machine))
+        answer = replace(answer, time_s=None, time_days=None, time_s_range=None,
+                         time_s_guide_curve=None, step_time_s=None, steps=None)
+    return Training(placements.workload, placements.breakdown, placements, fit, shown, place, answer)
+
+
+def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machine: int) -> str:
+    """What makes a training batch fit when no count of `card` holds it: the largest micro-batch
+    that does, full recomputation, or both; tensor parallelism is what remains."""
+    def least(variant: Workload) -> int | None:
+        try:
+            held = training_placements(model, variant, card, None, per_machine, Notes()).least
+        except InvalidInputError:
+            return None
+        return None if held is None else held.cards
+
+    fixes = []
+    for recompute in dict.fromkeys((workload.recompute, "full")):
+        micro = workload.batch_size
+        while micro >= 1:
+            cards = least(replace(workload, batch_size=micro, recompute=recompute))
+            if cards is not None:
+                change = [f"micro-batch {micro}" if micro != workload.batch_size else "",
+                          "full recomputation" if recompute != workload.recompute else ""]
+                fixes.append(f"{' with '.join(filter(None, change))} fits on {cards} x {card.id}")
+                break
+            micro //= 2
+    tail = ("; else tensor parallelism over more cards, a shorter context or a card with more "
+            "memory")
+    found = "; ".join(fixes) if fixes else "no micro-batch fits, even with full recomputation"
+    return (f"the training batch (micro-batch {workload.batch_size} of {workload.context_tokens:,} "
+            f"tokens) does not fit on any number of {card.id}, so no time is quoted: {found}{tail}")
+
+
+def _shown(asked: Placement, least: Placement | None) -> Placement:
+    """Speed is shown on the cards asked for when they hold the job, else on those needed."""
+    if asked.fits or least is None:
+        return asked
+    return least
+
+
+def plan_shown(shown: Placement, training: TrainingAnswer | None = None) -> PlanAnswer:
+    return plan_answer(shown.parallelism, shown.cards, shown.machines, shown.cards_per_machine,
+                       shown.given, training)
+
+
+def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
+             inference_only: str | None = None, training_only: str | None = None,
+             default_mode: str | None = None) -> tuple[Notes, Workload]:
+    """How every answer opens: the notes it collects and its workload resolved. An answer only
+    for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
+    not given (said in the assumptions)."""
+    notes = Notes()
+    card_warnings(cards, notes)
+    if default_mode is not None and workload.mode is None:
+        notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
+        workload = replace(workload, mode=default_mode)
+    resolved = resolve_workload(workload, notes, model, cards)
+    if inference_only is not None and resolved.training:
+        raise InvalidInputError(inference_only, "workload.mode")
+    if training_only is not None and not resolved.training:
+        raise InvalidInputError(training_only, "workload.mode")
+    context_warning(model, resolved.context_tokens, notes)
+    return notes, resolved
+
+
+def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
+    if fit.cards_needed is None:
+        notes.warn(f"does not fit on any number of {card.id}: {fit.reason}")
+    elif not fit.fits:
+        notes.warn(f"does not fit: {fit.reason}; speed and time are shown for "
+                   f"{fit.cards_needed} cards")
+    if fit.count > d.CLUSTER_COMPLEXITY_CARDS or (fit.cards_needed or 0) > d.CLUSTER_COMPLEXITY_CARDS:
+        notes.warn("more than 32 cards: network topology and scheduling complexity rise steeply "
+                   "(guide section 5.3); plan the interconnect before the cards")
+
+
+def serving_plan_notes(model: ModelSpec, workload: Workload, placements: ServingPlacements,
+                        shown: Placement, notes: Notes) -> None:
+    """Say which plan the engine runs and why, and what it leaves on the table."""
+    engine = ENGINES[workload.engine]
+    par = shown.parallelism
+    name = workload.engine or "a serving engine (no engine named)"
+    if shown.given:
+        why = "the plan given"
+    elif engine.split == "layer":
+        why = (f"{name} splits the layers over every card: a token visits the cards in turn, so "
+               "one stream reads no faster than on one card")
+    else:
+        heads = f"{model.attention_heads} heads and {model.resolved_kv_heads} KV heads" \
+            if model.attention_heads else "the heads"
+        why = (f"{name}: tensor parallelism inside a machine at a power-of-two degree that "
+               f"divides {heads}, " + ("expert parallelism" if par.expert > 1 else "pipeline stages")
+               + " across machines, copies (replicas) on the cards left over")
+    notes.assume("parallelism", par.describe(), why)
+    if shown.idle_cards:
+        notes.warn(f"the plan ({par.describe()}) leaves {shown.idle_cards} of {shown.cards} cards "
+                   "idle: give workload.parallelism to use them another way")
+    if engine.split == "layer" and par.pipeline > shown.cards_per_machine:
+        notes.warn(f"a layer split over {par.pipeline} cards spans {shown.machines} machines: "
+                   "llama.cpp needs its RPC backend, and every hop between machines crosses the network")
+    if par.tensor > shown.cards_per_machine:
+        notes.warn(f"tensor parallelism over {par.tensor} cards spans machines: every layer's "
+                   "all-reduces cross the network")
+    fewer, least = placements.fewer, placements.least
+    if fewer is not None and least is not None:
+        notes.assume("cards_needed", least.cards,
+                     f"the engine's tensor degree must divide the heads: {least.cards} cards; "
+                     f"{fewer.cards} would hold it with pipeline parallelism "
+                     f"({fewer.parallelism.describe()}), at one card's bandwidth per stream "
+                     "(see alternatives)")
+
+
+BUBBLE_WARNING_SHARE = 0.2  # of a step; beyond it the plan wastes a fifth of its cards' time
+
+
+BATCH_GROWTH_WARNING = 1.25  # a global batch a quarter above the one asked changes the training
+
+
+def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, notes: Notes) -> None:
+    if train.global_batch_tokens > BATCH_GROWTH_WARNING * train.global_batch_tokens_asked:
+        notes.warn(f"the global batch grows to {train.global_batch_tokens:,} tokens, over the "
+                   f"{train.global_batch_tokens_asked:,.0f} asked: {par.data * par.expert} data-parallel "
+                   f"copies of a {train.micro_batch}-sequence micro-batch already take more; fewer "
+                   "copies (more tensor or pipeline parallelism) or a larger batch fit it")
+    if train.step_s and train.pipeline_bubble_s and train.pipeline_bubble_s > BUBBLE_WARNING_SHARE * train.step_s:
+        notes.warn(f"the pipeline bubble idles the stages {train.pipeline_bubble_s / train.step_s:.0%} of "
+                   f"each step ({par.pipeline} stages, {train.gradient_accumulation} micro-batches): a "
+                   f"larger global batch, fewer stages, or more interleaved stages (virtual_stages, now "
+                   f"{train.virtual_stages}) shrink it")
+    if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
+        parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
+                 "expert all-to-alls": train.expert_comm_s or 0.0,
+                 "the pipeline bubble": train.pipeline_bubble_s or 0.0,
+                 "exposed data-parallel traffic": train.data_comm_exposed_s or 0.0}
+        worst = max(parts, key=parts.__getitem__)
+        notes.warn(f"only {train.step_efficiency:.0%} of each {train.step_s:.2f} s step is compute on "
+                   f"this plan ({par.describe()}); {worst} cost the most "
+                   f"({parts[worst]:.2f} s a step): a faster link, a larger global batch or "
+                   "another plan")
+    if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
+        notes.warn(f"gradient sync ({train.gradient_sync_s * 1e3:.0f} ms) takes longer than a "
+                   f"step's compute ({train.step_compute_s * 1e3:.0f} ms): the interconnect "
+                   "binds; a faster link or fewer, larger cards")
+    if not card.ecc and train.time_s is not None and train.time_s > d.LONG_RUN_S_WITHOUT_ECC:
+        notes.warn("a multi-day run without ECC memory: a silent memory error can make the loss "
+                   "diverge days in (guide section 3.1); checksum or use ECC cards")
