@@ -53,10 +53,11 @@ COVERAGE_FLOOR ?= 95
 test: $(STAMP) ## run the whole test suite once, under coverage with a floor (fixed seeds; no timing thresholds)
 	$(BIN)/python -m pytest -p no:cacheprovider --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
-check: $(STAMP) ## ruff (lint, imports, complexity), mypy on the domain, openapi.yaml fresh, the alerting rules (promtool)
+check: $(STAMP) ## ruff (lint, imports, complexity), mypy on the domain, openapi.yaml fresh, every message translated, the alerting rules (promtool)
 	$(BIN)/ruff check service tests
 	$(BIN)/mypy
 	$(BIN)/python -m service.api.spec --check
+	$(BIN)/python -m service.i18n --check
 	PYTHON=$(BIN)/python deploy/prometheus/check-rules.sh
 
 spec: $(STAMP) ## regenerate openapi.yaml's components from the schemas (paths stay hand-written)

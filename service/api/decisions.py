@@ -16,7 +16,7 @@ from ..sizing import (
     normalise_figure,
     rank_cards,
     said_in,
-    to_zh,
+    say_zh,
 )
 from ..sizing import recommend as rec
 from . import schemas as s
@@ -78,7 +78,7 @@ def recommend():
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
     result = said_in(lang, result)
     if lang == "zh":
-        result = replace(result, candidates=tuple(replace(c, reason=to_zh(c.reason)) for c in result.candidates))
+        result = replace(result, candidates=tuple(replace(c, reason=say_zh(c.reason)) for c in result.candidates))
     choice = result.choice
     reasons = result.reasons_zh if lang == "zh" else result.reasons_en
     check = None

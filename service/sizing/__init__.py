@@ -11,7 +11,7 @@ answers they give, the catalogs, the errors, and the vocabulary requests are che
 from . import compare, defaults, questions, recommend
 from .capacity import CapacityAnswer, Target
 from .cards import INTERCONNECT_KINDS, LINES, Card, custom_card, real_card
-from .catalog import Catalogs, Price, extend_catalogs, packaged_catalogs
+from .catalog import LANGUAGES, Catalogs, Price, extend_catalogs, packaged_catalogs, translations
 from .compare import RANK_BY, CompareOption, CompareResult, Offer
 from .cost import EnergyAnswer, OwnershipAnswer
 from .decode import StepCost
@@ -21,6 +21,8 @@ from .hfconfig import model_from_hf_config
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
 from .memory import Component, FitAnswer, MemoryBreakdown
+from .messages import TEMPLATES, Message, Template
+from .messages import check as check_translations
 from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
 from .normalize import normalize as normalise_figure
@@ -44,7 +46,7 @@ from .training import OPTIMIZERS, RECOMPUTE_MODES
 from .training_time import TrainingAnswer
 from .troubleshoot import diagnose
 from .units import GB, GIB, TERA, billions_to_count
-from .zh import said_in, to_zh
+from .zh import said_in, say_zh, to_zh
 
 __all__ = [
     "ACCUMULATE", "DIMENSIONS", "ENGINE_NAMES", "GB", "GIB", "INTERCONNECT_KINDS", "LADDER", "LINES",
@@ -59,5 +61,6 @@ __all__ = [
     "TrainingAnswer", "UnknownCardError", "UnknownModelError", "WorkloadInput",
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
-    "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
+    "questions", "rank_cards", "real_card", "recommend", "said_in", "say_zh", "to_zh",
+    "LANGUAGES", "TEMPLATES", "Message", "Template", "check_translations", "translations",
 ]

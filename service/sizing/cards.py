@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from . import messages as M
 from .errors import InvalidInputError, SizingError, UnknownCardError
 from .units import gb_per_s_to_bytes_per_s, gib_to_bytes, tflops_to_flops
 
@@ -285,9 +286,8 @@ class Catalog:
                 "(memory_gib, bandwidth_gb_per_s, dense_tflops, power_w)", field_name)
         family = self.families.get(key)
         if family is not None:
-            return replace(self.index[family.card], lookup_warning=(
-                f"{name!r} is taken as {family.card} ({family.why}); it may also mean "
-                f"{', '.join(family.others)}: name the card to choose"))
+            return replace(self.index[family.card], lookup_warning=M.FAMILY_TAKEN_AS(
+                name=name, card=family.card, why=family.why, others=", ".join(family.others)))
         raise UnknownCardError(
             f"unknown card {name!r}{closest_hint(name, {**self.index, **self._family_cards()})}; "
             "GET /cards lists the catalog", field_name)

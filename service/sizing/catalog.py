@@ -8,6 +8,8 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
+from babel.messages.pofile import read_po
+
 from .cards import Card, Catalog, build_catalog, family, normalise_name, real_card, tier_card
 from .presets import ModelCatalog, ModelPreset, build_model_catalog, model_preset, shared_configs
 
@@ -16,6 +18,23 @@ def read_data(name: str) -> dict:
     """A packaged data file (data/NAME, TOML), parsed."""
     text = resources.files(__package__).joinpath(f"data/{name}").read_text(encoding="utf-8")
     return tomllib.loads(text)
+
+
+LANGUAGES = ("en", "zh")
+
+
+@cache
+def translations(lang: str) -> Mapping[str, str]:
+    """The coded messages' sentences in `lang` (English -> translation), from the packaged
+    gettext catalog locale/LANG.po; English is the messages' own and needs none."""
+    if lang == "en":
+        return MappingProxyType({})
+    path = resources.files(__package__).joinpath(f"locale/{lang}.po")
+    with path.open("rb") as po:
+        parsed = read_po(po, locale=lang)
+    return MappingProxyType({entry.id: entry.string for entry in parsed
+                             if entry.id and isinstance(entry.id, str) and isinstance(entry.string, str)
+                             and entry.string})
 
 
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import defaults as d
+from . import messages as M
 from .capacity import Target, capacity_for
 from .cards import Card
 from .catalog import Price
@@ -41,6 +42,11 @@ from .zh import said_in
 
 RANK_BY = ("cost_of_ownership", "cost_per_token", "power", "cards")
 MAX_OPTIONS = 64
+
+# Guide section 5.3: training across cards joined only by PCIe loses 30 %+ of its efficiency.
+PCIE_TRAINING_LOSS = 0.3
+# Guide section 5.1: one power supply unit gives at most this much.
+PSU_UNIT_W = 1600
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,7 @@ def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...]
     currency = energy.currency or d.CURRENCY.value
     ranked = _ranked(raw, order, resolved.training)
     if not any(o.meets_target for o in ranked):
-        notes.warn("no option compared meets the target")
+        notes.warn(M.NO_OPTION_MEETS_TARGET())
     language = notes.use("lang", lang, d.LANG)
     best = next((o for o in ranked if o.meets_target), None)
     result = CompareResult(
@@ -257,7 +263,7 @@ def _training(model: ModelSpec, given: WorkloadInput, hardware: HardwareInput, d
         reason = (f"{train.cards} cards take {days:,.1f} days; {answer.cards_needed_for_deadline} "
                   f"meet the {deadline_days:g}-day deadline")
     else:
-        reason = f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in {deadline_days:g} days"
+        reason = M.DEADLINE_UNREACHABLE(card=hardware.card.id, max_cards=d.MAX_CARDS, deadline_days=deadline_days)
     return _Reached(meets, reason, train.cards, needed, answer.parallelism, time_s=train.time_s, warnings=own)
 
 
@@ -275,28 +281,21 @@ def _duty(card: Card, energy: EnergyInput, workload: Workload, reached: _Reached
     if card.line == "consumer" and (hours > d.CONSUMER_MAX_HOURS_PER_DAY or long_run):
         out.append(CONSUMER_DUTY_WARNING)
     if not card.ecc and not workload.training:  # scaling warns of a multi-day run without ECC
-        out.append("no ECC memory: a silent memory error goes unnoticed over months of serving "
-                   "(guide section 3.1)")
+        out.append(M.NO_ECC_SERVING())
     if workload.training and card.interconnect == "pcie" and (reached.cards or 1) > 1:
-        out.append("the cards talk over PCIe: multi-card training loses 30 %+ of its efficiency "
-                   "against a dedicated interconnect (guide section 5.3)")
+        out.append(M.PCIE_TRAINING(loss=PCIE_TRAINING_LOSS))
     return tuple(out)
 
 
 def _rack(card: Card, host: HostSizing, notes: Notes) -> None:
     """The power the racks (or the wall) must supply."""
     if host.power_feeds is not None and host.machines == 1:
-        notes.warn(f"rack power: the server draws up to {host.machine_peak_w / 1000:,.1f} kW: the rack "
-                   f"must supply and cool it, with two independent feeds and a "
-                   f"{(host.ups_w or 0) / 1000:,.1f} kW UPS (guide section 4.3)")
+        notes.warn(M.RACK_POWER_ONE(machine_w=host.machine_peak_w, ups_w=host.ups_w or 0))
     elif host.power_feeds is not None:
-        notes.warn(f"rack power: {host.machines} servers at up to {host.machine_peak_w / 1000:,.1f} kW "
-                   f"each, {host.rack_power_w / 1000:,.1f} kW in all: the racks must supply and cool it, "
-                   f"with two independent feeds per server and a {(host.ups_w or 0) / 1000:,.1f} kW UPS "
-                   "(guide section 4.3)")
-    elif host.psu_w is not None and host.psu_w > 1600:
-        notes.warn(f"each machine needs a {host.psu_w} W PSU: more than one 1600 W unit gives; split "
-                   "it over two supplies or a 230 V circuit (guide section 5.1)")
+        notes.warn(M.RACK_POWER_MANY(machines=host.machines, machine_w=host.machine_peak_w, rack_w=host.rack_power_w,
+                                     ups_w=host.ups_w or 0))
+    elif host.psu_w is not None and host.psu_w > PSU_UNIT_W:
+        notes.warn(M.PSU_OVER_ONE_UNIT(psu_w=host.psu_w, unit_w=PSU_UNIT_W))
 
 
 def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: EnergyInput, overheads,
@@ -314,17 +313,15 @@ def _money(reached: _Reached, offer: Offer, power: EnergyAnswer | None, energy: 
     years = power.years
     operating = power.electricity_cost_per_year
     out["operating_cost_per_year"] = operating
-    for price, what in ((offer.price, "purchase"), (offer.rent, "rental")):
+    for price, said in ((offer.price, M.PURCHASE_PRICE_CURRENCY), (offer.rent, M.RENTAL_PRICE_CURRENCY)):
         if price is not None and price.currency != currency:
-            notes.warn(f"the {what} price of {card.id} is in {price.currency} and electricity in "
-                       f"{currency}: the totals add them as given; convert one first")
+            notes.warn(said(card=card.id, price_currency=price.currency, currency=currency))
     if offer.rent is not None:
         rent_yearly = rent_per_year(reached.cards, offer.rent.amount, power.hours_per_day)
         out["rent_cost"] = (reached.cards * offer.rent.amount * reached.time_s / SECONDS_PER_HOUR
                             if reached.time_s is not None else rent_yearly * years)
     if offer.price is None:
-        notes.warn(f"no price for {card.id}: capital cost and cost of ownership not computed "
-                   "(give prices, or the operator's catalog file)")
+        notes.warn(M.NO_PRICE_FOR_CARD(card=card.id))
         return out
     cards_cost = reached.cards * offer.price.amount
     capital = Range(*(cards_cost * (1 + f) for f in overheads))

@@ -5,12 +5,17 @@ import math
 from dataclasses import dataclass, field
 
 from . import defaults as d
+from . import messages as M
 from . import training as tr
 from . import weights
 from .engines import ENGINES, KV_WINDOW_SOURCE
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
+
+# Guide section 4.1: activations add about 15 % on top of model state (7B: 112 GB -> 130 GB+),
+# said where the model's shape is too little to count them.
+GUIDE_ACTIVATION_SHARE = 0.15
 
 # Guide section 4.1: mixed-precision training with Adam, bytes per parameter.
 FULL_FINETUNE_STATE = (
@@ -343,8 +348,7 @@ def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
 def _kv(model: ModelSpec, workload: Workload, notes: Notes):
     shape = model.kv_shape
     if shape is None:
-        notes.warn("KV cache not counted: the model gives no layers, kv_heads and head_dim "
-                   "(or hidden_size and attention_heads); the fit and speed ignore it")
+        notes.warn(M.KV_NOT_COUNTED())
         return None, None, None
     layers, per_layer = shape
     bytes_per_value = workload.kv_precision.bytes_per_value
@@ -370,11 +374,10 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
 
 def _training_activations(model: ModelSpec, workload: Workload, tensor: int, notes: Notes) -> int | None:
     if not (model.layers and model.hidden_size):
-        notes.warn("activations not counted: the model gives no layers and hidden_size; the "
-                   "guide adds about 15 % on top of model state (7B: 112 GB -> 130 GB+)")
+        notes.warn(M.ACTIVATIONS_NOT_COUNTED(share=GUIDE_ACTIVATION_SHARE))
         return None
     if workload.recompute == "none" and not model.attention_heads:
-        notes.warn("attention scores not counted: the model gives no attention_heads")
+        notes.warn(M.SCORES_NOT_COUNTED())
     kv_dim = (model.resolved_kv_heads or 0) * (model.resolved_head_dim or 0) or None
     shape = tr.BlockShape(model.hidden_size, model.attention_heads, kv_dim,
                           model.intermediate_size, model.experts_per_token or 1)

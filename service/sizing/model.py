@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from . import messages as M
 from .errors import InvalidInputError
 
 
@@ -172,7 +173,5 @@ def context_warning(model: ModelSpec, context_tokens: int, notes) -> None:
     """Warn when the context is longer than the model's positions: the memory and speed still
     follow the formulas, but the model was not trained for it and its answers degrade."""
     if beyond_context(model, context_tokens):
-        notes.warn(f"context of {context_tokens:,} tokens is beyond {model.name}'s "
-                   f"{model.max_context_tokens:,} positions ({model.context_source}): the model "
-                   "was not trained that long and its output degrades past it; the memory and "
-                   "speed shown are for the length asked")
+        notes.warn(M.CONTEXT_BEYOND_POSITIONS(context_tokens=context_tokens, model=model.name,
+                                              positions=model.max_context_tokens, source=model.context_source))

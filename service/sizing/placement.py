@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar
 
 from . import defaults as d
 from . import memory as m
+from . import messages as M
 from .cards import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
@@ -574,8 +575,7 @@ def _training_on_count(recipes, count, place, given) -> Placement:
 def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> None:
     par = asked.parallelism
     if asked.idle_cards:
-        notes.warn(f"the plan ({par.describe()}) leaves {asked.idle_cards} of {asked.cards} cards "
-                   "idle: a count that is a multiple of the copy uses them all")
+        notes.warn(M.IDLE_CARDS_MULTIPLE(plan=par.describe(), idle=asked.idle_cards, cards=asked.cards))
     if asked.given:
         notes.assume("parallelism", par.describe(), "the plan given")
     elif par.model_parallel == 1:

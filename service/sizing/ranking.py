@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import defaults as d
+from . import messages as M
 from .cards import Card, half_precision_rate
 from .errors import InvalidInputError
 from .inputs import (
@@ -172,7 +173,7 @@ def rank_cards(
                     f"needs {needed} cards, {limit} allowed" if needed else
                     "holds it on no number of cards")))
     if not kept:
-        notes.warn("no compared card passes the memory threshold")
+        notes.warn(M.NO_CARD_PASSES_MEMORY())
     for card in kept:
         say_derived_half_precision(card, notes)
     return RankResult(line=line, weights=weights, normalisation=NORMALISATION,

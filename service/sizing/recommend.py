@@ -4,6 +4,7 @@ the memory need picks the candidates, and the fastest (or the best per unit of c
 from dataclasses import dataclass, replace
 
 from . import defaults as d
+from . import messages as M
 from .capacity import Target, capacity_for, met_plan
 from .cards import LINES, Card, Catalog
 from .catalog import Price
@@ -25,7 +26,7 @@ from .plan import cards_per_machine
 from .questions import place_serving, place_training
 from .throughput import decode_speed
 from .units import GB
-from .zh import to_zh
+from .zh import say_zh
 
 # Cards one machine holds when the model may be split; a training cluster may grow to
 # d.CLUSTER_COMPLEXITY_CARDS (guide 5.3: beyond 32 cards complexity rises steeply).
@@ -110,13 +111,12 @@ def recommend(
     if target is not None and resolved.training:
         raise InvalidInputError("a serving target needs an inference workload", "target")
     if constraints.budget is not None and not prices:
-        notes.warn(f"the budget of {constraints.budget:,.0f} cannot be checked: no card has a price "
-                   "(give prices, or an operator's catalog with prices)")
+        notes.warn(M.BUDGET_UNCHECKED(budget=constraints.budget))
     result = _recommend(model, resolved, constraints, catalog, prices, target)
     if result.choice is not None:
         say_derived_half_precision(result.choice.card, notes)
     else:
-        notes.warn("no tier of any allowed line meets the constraints")
+        notes.warn(M.NO_TIER_MEETS())
     return replace(result, assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings))
 
 
@@ -424,7 +424,7 @@ def compare_with_guide(scenario: Scenario, result: Recommendation,
             differs = candidate.count != guide_count
             if zh:
                 lines.append(f"{tier}：服务也选它，{candidate.count} 张" + (
-                    f"，指南说 {guide_count} 张：{to_zh(candidate.reason)}" if differs else ""))
+                    f"，指南说 {guide_count} 张：{say_zh(candidate.reason)}" if differs else ""))
             else:
                 lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
                     f" where the guide says {guide_count}: {candidate.reason}" if differs else ""))
@@ -433,7 +433,7 @@ def compare_with_guide(scenario: Scenario, result: Recommendation,
                          f"{tier}: not evaluated; a lower line ({result.line}) already meets the "
                          "constraints")
         elif not candidate.fits:
-            lines.append(f"{tier}：服务不同意：{to_zh(candidate.reason)}" if zh else
+            lines.append(f"{tier}：服务不同意：{say_zh(candidate.reason)}" if zh else
                          f"{tier}: the service disagrees: {candidate.reason}")
         else:
             assert choice is not None  # recommend chooses whenever a candidate fits

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from . import defaults as d
 from . import links as ln
+from . import messages as M
 from . import training as tr
 from .cards import Card
 from .errors import InvalidInputError
@@ -259,9 +260,7 @@ def training_answer(
     time = None if flops is None else training_time_s(flops, cards, peak, time_mfu, used)
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
     if steps is not None and steps < 1:
-        notes.warn(f"the run's {workload.train_tokens:,.0f} tokens are less than one optimizer step of "
-                   f"{step.global_batch_tokens:,.0f}: it takes one step; give global_batch_tokens "
-                   "to shrink the step")
+        notes.warn(M.RUN_BELOW_ONE_STEP(tokens=workload.train_tokens, step_tokens=step.global_batch_tokens))
         steps = 1.0
         time = None if time is None else max(time, step.step_s)
     network_bytes_per_s = place.fabric.between.quoted_bytes_per_s
@@ -545,7 +544,7 @@ def _guide_sync(card: Card, cards: int, gradient_bytes: int, place: Cluster, not
     if cards == 1:
         return 0.0
     if place.guide_link_bytes_per_s is None:
-        notes.warn(f"{card.id} gives no interconnect bandwidth: gradient sync time not computed")
+        notes.warn(M.NO_INTERCONNECT_BANDWIDTH(card=card.id))
         return None
     return gradient_sync_s(gradient_bytes, place.guide_link_bytes_per_s)
 

@@ -1,5 +1,8 @@
-"""Chinese for the answer's words: the warnings, assumption notes and reasons the domain says in
-English, translated by rule when an answer is asked for in Chinese (lang=zh).
+"""Chinese for the answer's words when an answer is asked for in Chinese (lang=zh).
+
+A coded message (messages.py: every warning) is said from the gettext catalog locale/zh.po, its
+parameters in Chinese too. Text that is not yet a coded message (assumption notes, reasons, the
+plan's description) is translated by rule, as below, until it becomes one.
 
 Each rule is a regular expression that matches one English sentence the domain writes (its
 variable parts as named groups) and the Chinese template that says the same; a group named
@@ -15,11 +18,21 @@ import re
 from dataclasses import fields, replace
 from functools import lru_cache
 
+from .catalog import translations
+from .messages import Message
 from .zh_rules_notes import RULES as NOTE_RULES
 from .zh_rules_warnings import RULES as WARNING_RULES
 
 _COMPILED = tuple((re.compile(pattern, re.DOTALL), template)
                   for pattern, template in (*WARNING_RULES, *NOTE_RULES))
+
+
+def say_zh(text: str) -> str:
+    """`text` in Chinese: a coded message from the catalog (its plain parts by rule), other text by
+    rule."""
+    if isinstance(text, Message):
+        return text.say(translations("zh"), to_zh)
+    return to_zh(text)
 
 
 @lru_cache(maxsize=4096)
@@ -53,15 +66,15 @@ def said_in(lang: str, result):
     have = {f.name for f in fields(result)}
     changes: dict = {}
     if "warnings" in have:
-        changes["warnings"] = tuple(to_zh(w) for w in result.warnings)
+        changes["warnings"] = tuple(say_zh(w) for w in result.warnings)
     if "assumptions" in have:
-        changes["assumptions"] = tuple(replace(a, note=to_zh(a.note)) for a in result.assumptions)
+        changes["assumptions"] = tuple(replace(a, note=say_zh(a.note)) for a in result.assumptions)
     if "reason" in have and isinstance(result.reason, str):
-        changes["reason"] = to_zh(result.reason)
+        changes["reason"] = say_zh(result.reason)
     if "fit" in have and result.fit is not None:
-        changes["fit"] = replace(result.fit, reason=to_zh(result.fit.reason))
+        changes["fit"] = replace(result.fit, reason=say_zh(result.fit.reason))
     if "alternatives" in have:
-        changes["alternatives"] = tuple(replace(a, note=to_zh(a.note)) for a in result.alternatives)
+        changes["alternatives"] = tuple(replace(a, note=say_zh(a.note)) for a in result.alternatives)
     if "options" in have:
         changes["options"] = tuple(said_in(lang, o) for o in result.options)
     if "capacity" in have and result.capacity is not None:

@@ -2,6 +2,7 @@
 
 
 from .. import defaults as d
+from .. import messages as M
 from ..cards import Card
 from ..catalog import Price
 from ..cost import EnergyAnswer, OwnershipAnswer, energy_answer, ownership_answer
@@ -35,7 +36,7 @@ def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Pric
         owned = ownership_answer(hardware.count or 1, price.amount, price.source, answer, overhead, notes)
         _currency_check(price, answer, notes)
     elif hardware is not None:
-        notes.warn("no card price given or known: cost of ownership not computed (give card_price)")
+        notes.warn(M.CARD_PRICE_UNKNOWN())
     return CostResult(energy=answer, ownership=owned, **notes.said())
 
 
@@ -52,8 +53,7 @@ def electricity(host: HostSizing | None, card: Card | None, energy: EnergyInput,
 
 def _currency_check(price: Price, energy: EnergyAnswer, notes: Notes) -> None:
     if price.currency != energy.currency:
-        notes.warn(f"the card price is in {price.currency} and electricity in {energy.currency}: "
-                   "the totals add them as given; convert one first")
+        notes.warn(M.CARD_PRICE_CURRENCY(price_currency=price.currency, currency=energy.currency))
 
 
 def ownership(cards, price, electricity, overhead, speed, train, notes) -> OwnershipAnswer | None:
@@ -65,10 +65,9 @@ def ownership(cards, price, electricity, overhead, speed, train, notes) -> Owner
                             run_s=None if train is None else train.time_s)
 
 
-CONSUMER_DUTY_WARNING = (
-    "a consumer card asked to run around the clock: it is built for a few hours a day; cap power at "
-    "80 % or it throttles silently by about 15 %, and expect clocks to wander 5-10 % over 72 hours "
-    "(guide sections 2.3, 3.1)")
+# Guide sections 2.3 and 3.1: a consumer card on a data-centre duty.
+CONSUMER_DUTY_WARNING = M.CONSUMER_AROUND_THE_CLOCK(cap=0.8, throttle=0.15, wander_low=0.05, wander_high=0.1,
+                                                   hours=72)
 
 
 def duty_warnings(card: Card, energy: EnergyInput, train: TrainingAnswer | None, notes: Notes) -> None:

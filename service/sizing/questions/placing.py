@@ -4,6 +4,7 @@ count), what the answer says about it, and the opening every question shares."""
 from dataclasses import dataclass, replace
 
 from .. import defaults as d
+from .. import messages as M
 from ..cards import Card
 from ..engines import ENGINES
 from ..errors import InvalidInputError
@@ -162,7 +163,7 @@ def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput
     return Training(placements.workload, placements.breakdown, placements, fit, shown, place, answer)
 
 
-def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machine: int) -> str:
+def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machine: int) -> M.Message:
     """What makes a training batch fit when no count of `card` holds it: the largest micro-batch
     that does, full recomputation, or both; tensor parallelism is what remains."""
     def least(variant: Workload) -> int | None:
@@ -178,16 +179,23 @@ def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machin
         while micro >= 1:
             cards = least(replace(workload, batch_size=micro, recompute=recompute))
             if cards is not None:
-                change = [f"micro-batch {micro}" if micro != workload.batch_size else "",
-                          "full recomputation" if recompute != workload.recompute else ""]
-                fixes.append(f"{' with '.join(filter(None, change))} fits on {cards} x {card.id}")
+                fixes.append(_fix(micro if micro != workload.batch_size else None,
+                                  recompute != workload.recompute, cards, card.id))
                 break
             micro //= 2
-    tail = ("; else tensor parallelism over more cards, a shorter context or a card with more "
-            "memory")
-    found = "; ".join(fixes) if fixes else "no micro-batch fits, even with full recomputation"
-    return (f"the training batch (micro-batch {workload.batch_size} of {workload.context_tokens:,} "
-            f"tokens) does not fit on any number of {card.id}, so no time is quoted: {found}{tail}")
+    return M.TRAINING_BATCH_FITS_NOWHERE(micro_batch=workload.batch_size, context_tokens=workload.context_tokens,
+                                         card=card.id, found=tuple(fixes) or (M.FIX_NONE(),))
+
+
+def _fix(micro_batch: int | None, recompute: bool, cards: int, card: str) -> M.Message:
+    """What fits: a smaller micro-batch, full recomputation, both, or the batch as asked."""
+    if micro_batch is not None and recompute:
+        return M.FIX_MICRO_BATCH_AND_RECOMPUTE(micro_batch=micro_batch, cards=cards, card=card)
+    if micro_batch is not None:
+        return M.FIX_MICRO_BATCH(micro_batch=micro_batch, cards=cards, card=card)
+    if recompute:
+        return M.FIX_RECOMPUTE(cards=cards, card=card)
+    return M.FITS_AS_ASKED(cards=cards, card=card)
 
 
 def _shown(asked: Placement, least: Placement | None) -> Placement:
@@ -224,13 +232,11 @@ def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...
 
 def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
     if fit.cards_needed is None:
-        notes.warn(f"does not fit on any number of {card.id}: {fit.reason}")
+        notes.warn(M.FITS_NOWHERE(card=card.id, reason=fit.reason))
     elif not fit.fits:
-        notes.warn(f"does not fit: {fit.reason}; speed and time are shown for "
-                   f"{fit.cards_needed} cards")
+        notes.warn(M.FITS_ON_MORE(reason=fit.reason, cards=fit.cards_needed))
     if fit.count > d.CLUSTER_COMPLEXITY_CARDS or (fit.cards_needed or 0) > d.CLUSTER_COMPLEXITY_CARDS:
-        notes.warn("more than 32 cards: network topology and scheduling complexity rise steeply "
-                   "(guide section 5.3); plan the interconnect before the cards")
+        notes.warn(M.CLUSTER_COMPLEXITY(cards=d.CLUSTER_COMPLEXITY_CARDS))
 
 
 def serving_plan_notes(model: ModelSpec, workload: Workload, placements: ServingPlacements,
@@ -252,14 +258,11 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
                + " across machines, copies (replicas) on the cards left over")
     notes.assume("parallelism", par.describe(), why)
     if shown.idle_cards:
-        notes.warn(f"the plan ({par.describe()}) leaves {shown.idle_cards} of {shown.cards} cards "
-                   "idle: give workload.parallelism to use them another way")
+        notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.describe(), idle=shown.idle_cards, cards=shown.cards))
     if engine.split == "layer" and par.pipeline > shown.cards_per_machine:
-        notes.warn(f"a layer split over {par.pipeline} cards spans {shown.machines} machines: "
-                   "llama.cpp needs its RPC backend, and every hop between machines crosses the network")
+        notes.warn(M.LAYER_SPLIT_SPANS_MACHINES(cards=par.pipeline, machines=shown.machines))
     if par.tensor > shown.cards_per_machine:
-        notes.warn(f"tensor parallelism over {par.tensor} cards spans machines: every layer's "
-                   "all-reduces cross the network")
+        notes.warn(M.TENSOR_SPANS_MACHINES(cards=par.tensor))
     fewer, least = placements.fewer, placements.least
     if fewer is not None and least is not None:
         notes.assume("cards_needed", least.cards,
@@ -277,29 +280,18 @@ BATCH_GROWTH_WARNING = 1.25  # a global batch a quarter above the one asked chan
 
 def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, notes: Notes) -> None:
     if train.global_batch_tokens > BATCH_GROWTH_WARNING * train.global_batch_tokens_asked:
-        notes.warn(f"the global batch grows to {train.global_batch_tokens:,} tokens, over the "
-                   f"{train.global_batch_tokens_asked:,.0f} asked: {par.data * par.expert} data-parallel "
-                   f"copies of a {train.micro_batch}-sequence micro-batch already take more; fewer "
-                   "copies (more tensor or pipeline parallelism) or a larger batch fit it")
+        notes.warn(M.GLOBAL_BATCH_GROWS(tokens=train.global_batch_tokens, asked=train.global_batch_tokens_asked,
+                                        copies=par.data * par.expert, micro_batch=train.micro_batch))
     if train.step_s and train.pipeline_bubble_s and train.pipeline_bubble_s > BUBBLE_WARNING_SHARE * train.step_s:
-        notes.warn(f"the pipeline bubble idles the stages {train.pipeline_bubble_s / train.step_s:.0%} of "
-                   f"each step ({par.pipeline} stages, {train.gradient_accumulation} micro-batches): a "
-                   f"larger global batch, fewer stages, or more interleaved stages (virtual_stages, now "
-                   f"{train.virtual_stages}) shrink it")
+        notes.warn(M.PIPELINE_BUBBLE(share=train.pipeline_bubble_s / train.step_s, stages=par.pipeline,
+                                     micro_batches=train.gradient_accumulation, virtual_stages=train.virtual_stages))
     if train.step_efficiency is not None and train.step_efficiency < 0.8 and train.cards > 1:
-        parts = {"tensor-parallel all-reduces": train.tensor_comm_s or 0.0,
-                 "expert all-to-alls": train.expert_comm_s or 0.0,
-                 "the pipeline bubble": train.pipeline_bubble_s or 0.0,
-                 "exposed data-parallel traffic": train.data_comm_exposed_s or 0.0}
+        parts = {M.PART_TENSOR: train.tensor_comm_s or 0.0, M.PART_EXPERT: train.expert_comm_s or 0.0,
+                 M.PART_BUBBLE: train.pipeline_bubble_s or 0.0, M.PART_DATA: train.data_comm_exposed_s or 0.0}
         worst = max(parts, key=parts.__getitem__)
-        notes.warn(f"only {train.step_efficiency:.0%} of each {train.step_s:.2f} s step is compute on "
-                   f"this plan ({par.describe()}); {worst} cost the most "
-                   f"({parts[worst]:.2f} s a step): a faster link, a larger global batch or "
-                   "another plan")
+        notes.warn(M.STEP_MOSTLY_WAITING(share=train.step_efficiency, step_s=train.step_s, plan=par.describe(),
+                                         worst=worst(), worst_s=parts[worst]))
     if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
-        notes.warn(f"gradient sync ({train.gradient_sync_s * 1e3:.0f} ms) takes longer than a "
-                   f"step's compute ({train.step_compute_s * 1e3:.0f} ms): the interconnect "
-                   "binds; a faster link or fewer, larger cards")
+        notes.warn(M.GRADIENT_SYNC_BINDS(sync_s=train.gradient_sync_s, compute_s=train.step_compute_s))
     if not card.ecc and train.time_s is not None and train.time_s > d.LONG_RUN_S_WITHOUT_ECC:
-        notes.warn("a multi-day run without ECC memory: a silent memory error can make the loss "
-                   "diverge days in (guide section 3.1); checksum or use ECC cards")
+        notes.warn(M.LONG_RUN_WITHOUT_ECC())

@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 
 from .. import defaults as d
+from .. import messages as M
 from ..errors import InvalidInputError
 from ..inputs import (
     HardwareInput,
@@ -45,8 +46,7 @@ def scaling(
                   for n in sorted(counts))
     by_deadline: tuple[int | None, int | None] = (None, None)
     if deadline_days is not None and job.fit.cards_needed is None:
-        notes.warn(f"no number of {hardware.card.id} cards holds the job, so none meets the "
-                   f"{deadline_days:g}-day deadline")
+        notes.warn(M.DEADLINE_NO_COUNT_HOLDS(card=hardware.card.id, deadline_days=deadline_days))
     if deadline_days is not None and job.fit.cards_needed is not None:
         deadline_s = deadline_days * SECONDS_PER_DAY
         guide_curve = guide_curve_cards(model, job.workload, hardware.card, group, job.cluster,
@@ -54,8 +54,8 @@ def scaling(
         by_deadline = (_least_count_by(model, resolved, hardware, job.fit.cards_needed,
                                        job.placement.cards_per_machine, deadline_s), guide_curve)
         if by_deadline[0] is None:
-            notes.warn(f"no number of {hardware.card.id} cards up to {d.MAX_CARDS} finishes in "
-                       f"{deadline_days:g} days")
+            notes.warn(M.DEADLINE_UNREACHABLE(card=hardware.card.id, max_cards=d.MAX_CARDS,
+                                              deadline_days=deadline_days))
     plan = plan_shown(job.placement, answer)
     if by_deadline[0] is not None and deadline_days is not None:
         if hardware.count is None:  # the answer is the deadline's count, said as asking with it says it
@@ -76,8 +76,7 @@ def scaling(
 def _missed_deadline(shown: TrainingAnswer, cards: int, deadline_days: float, notes: Notes) -> None:
     """A count the caller gave stays, with a warning when it misses the deadline."""
     if shown.time_s is not None and shown.time_s > deadline_days * SECONDS_PER_DAY:
-        notes.warn(f"{shown.cards} cards take {shown.time_s / SECONDS_PER_DAY:.1f} days: "
-                   f"{cards} meet the {deadline_days:g}-day deadline")
+        notes.warn(M.DEADLINE_MISSED(cards=shown.cards, time_s=shown.time_s, needed=cards, deadline_days=deadline_days))
 
 
 # The recipe a count gets is searched per count, so time is not monotone in the count: below

@@ -2,6 +2,7 @@
 
 
 from .. import defaults as d
+from .. import messages as M
 from ..capacity import CapacityAnswer, Target, capacity_for, met_plan
 from ..cards import Card
 from ..engines import DEFAULT_ENGINE
@@ -28,7 +29,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     meeting = [o for o in options if o.meets_target]
     best = min(meeting, key=lambda o: (o.cards, o.power_w or 0.0)) if meeting else None
     if best is None:
-        notes.warn("no card compared meets the target on any plan tried")
+        notes.warn(M.NO_CARD_MEETS_TARGET())
     language = notes.use("lang", lang, d.LANG)
     return said_in(language, CapacityResult(
         model=model, target=target, prompt_tokens=resolved.prompt_tokens,

@@ -1,0 +1,323 @@
+"""Coded messages: what the domain says, as a stable code with its parameters.
+
+A `Template` is one sentence the domain can say: a code callers can match on (it never
+changes once published), the English (a `str.format` template over named parameters) and
+what it means. Calling a template with its parameters makes a `Message`: the sentence in
+English (a Message is a `str`, so answers carry it as text) that keeps its template and
+parameters, so that the edge can say it in the caller's language from a gettext catalog
+(service/sizing/locale/zh.po, keyed by the English; `python -m service.sizing.messages
+--check` fails on a template without its translation or an entry no template uses).
+
+Parameters are numbers in SI (watts, seconds, tokens), ids, other Messages (said in the same
+language) or tuples of Messages (joined as a list). A template converts units for the reader
+with a prefix on the format spec: `{power_w:kW|,.1f}` is watts shown in kW, `{share:pct|.0f} %` a
+fraction shown in percent.
+"""
+
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+# Unit prefixes a template's format spec may carry: the factor from the parameter's SI unit.
+_UNITS = {"kW": 1e-3, "ms": 1e3, "days": 1 / 86_400, "pct": 100}
+
+
+class _Formatter(string.Formatter):
+    """str.format with unit prefixes (`kW|`), and lists of messages joined in the language."""
+
+    def __init__(self, say: Callable[[object], str], separator: str) -> None:
+        self.say, self.separator = say, separator
+
+    def format_field(self, value, format_spec: str):
+        unit, bar, spec = format_spec.partition("|")
+        if bar:
+            value, format_spec = value * _UNITS[unit], spec
+        if isinstance(value, tuple):
+            return self.separator.join(self.say(v) for v in value)
+        if isinstance(value, str):
+            return self.say(value)
+        return super().format_field(value, format_spec)
+
+
+@dataclass(frozen=True)
+class Template:
+    """A sentence the domain can say: its code, its English and what it means."""
+
+    code: str
+    english: str
+    meaning: str
+
+    def __call__(self, **params) -> "Message":
+        return Message(self, params)
+
+    @property
+    def fields(self) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(self.english) if name}
+
+
+class Message(str):
+    """A template said with its parameters: the English text, its template and parameters."""
+
+    template: Template
+    params: Mapping[str, object]
+
+    def __new__(cls, template: Template, params: Mapping[str, object]) -> "Message":
+        if set(params) != template.fields:
+            raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
+        text = _Formatter(str, LIST_SEPARATOR.english).vformat(template.english, (), params)
+        message = super().__new__(cls, text)
+        message.template, message.params = template, dict(params)
+        return message
+
+    def __reduce__(self):
+        return Message, (self.template, self.params)
+
+    @property
+    def code(self) -> str:
+        return self.template.code
+
+    def say(self, translations: Mapping[str, str], plain: Callable[[str], str] = lambda text: text) -> str:
+        """In the language of `translations` (English -> translation): nested messages in it too,
+        text that is not (yet) a message through `plain`; the English where no entry exists."""
+        def say(value: object) -> str:
+            if isinstance(value, Message):
+                return value.say(translations, plain)
+            return plain(str(value))
+
+        separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
+        return _Formatter(say, separator).vformat(translations.get(self.template.english, self.template.english),
+                                                  (), self.params)
+
+
+TEMPLATES: dict[str, Template] = {}
+
+
+def template(code: str, english: str, meaning: str) -> Template:
+    """A template, registered under its code (each code once)."""
+    if code in TEMPLATES:
+        raise ValueError(f"message code {code!r} is defined twice")
+    TEMPLATES[code] = made = Template(code, english, meaning)
+    return made
+
+
+LIST_SEPARATOR = template("list_separator", "; ", "how the items of a list are joined in a sentence")
+
+# --- the cards asked
+FAMILY_TAKEN_AS = template(
+    "family_taken_as",
+    "{name!r} is taken as {card} ({why}); it may also mean {others}: name the card to choose",
+    "a family name (\"A100\") was taken as its most deployed variant; the others it may mean follow")
+
+# --- the model and its memory
+CONTEXT_BEYOND_POSITIONS = template(
+    "context_beyond_positions",
+    "context of {context_tokens:,} tokens is beyond {model}'s {positions:,} positions ({source}): the model "
+    "was not trained that long and its output degrades past it; the memory and speed shown are for the length "
+    "asked",
+    "the context asked is longer than the model was trained for; the figures still follow the formulas")
+KV_NOT_COUNTED = template(
+    "kv_cache_not_counted",
+    "KV cache not counted: the model gives no layers, kv_heads and head_dim (or hidden_size and attention_heads); "
+    "the fit and speed ignore it",
+    "the model's shape does not say how large its KV cache is, so memory and speed leave it out")
+ACTIVATIONS_NOT_COUNTED = template(
+    "activations_not_counted",
+    "activations not counted: the model gives no layers and hidden_size; the guide adds about {share:pct|.0f} % on "
+    "top of model state (7B: 112 GB -> 130 GB+)",
+    "training memory leaves the activations out: the model's shape is unknown")
+SCORES_NOT_COUNTED = template(
+    "attention_scores_not_counted",
+    "attention scores not counted: the model gives no attention_heads",
+    "without recomputation the attention scores are stored, but the model does not say how many heads it has")
+
+# --- fitting the job on cards
+FITS_NOWHERE = template(
+    "fits_nowhere", "does not fit on any number of {card}: {reason}",
+    "no count of the card holds the job; the reason says what each card would need")
+FITS_ON_MORE = template(
+    "fits_on_more_cards", "does not fit: {reason}; speed and time are shown for {cards} cards",
+    "the cards asked do not hold the job; the figures are for the least count that does")
+CLUSTER_COMPLEXITY = template(
+    "cluster_complexity",
+    "more than {cards} cards: network topology and scheduling complexity rise steeply (guide section 5.3); "
+    "plan the interconnect before the cards",
+    "beyond this many cards the guide says the cluster itself becomes the hard part")
+IDLE_CARDS_GIVE_PLAN = template(
+    "idle_cards_give_plan",
+    "the plan ({plan}) leaves {idle} of {cards} cards idle: give workload.parallelism to use them another way",
+    "the plan chosen does not use every card asked; a plan given can")
+IDLE_CARDS_MULTIPLE = template(
+    "idle_cards_multiple",
+    "the plan ({plan}) leaves {idle} of {cards} cards idle: a count that is a multiple of the copy uses them all",
+    "the count is not a multiple of the cards one copy needs")
+LAYER_SPLIT_SPANS_MACHINES = template(
+    "layer_split_spans_machines",
+    "a layer split over {cards} cards spans {machines} machines: llama.cpp needs its RPC backend, and every hop "
+    "between machines crosses the network",
+    "a layer split wider than one machine")
+TENSOR_SPANS_MACHINES = template(
+    "tensor_spans_machines",
+    "tensor parallelism over {cards} cards spans machines: every layer's all-reduces cross the network",
+    "tensor parallelism wider than one machine")
+
+# --- training
+TRAINING_BATCH_FITS_NOWHERE = template(
+    "training_batch_fits_nowhere",
+    "the training batch (micro-batch {micro_batch} of {context_tokens:,} tokens) does not fit on any number of "
+    "{card}, so no time is quoted: {found}; else tensor parallelism over more cards, a shorter context or a card "
+    "with more memory",
+    "no count of the card holds the training batch asked; what would fit follows")
+FIX_MICRO_BATCH_AND_RECOMPUTE = template(
+    "fix_micro_batch_and_full_recomputation",
+    "micro-batch {micro_batch} with full recomputation fits on {cards} x {card}",
+    "a smaller micro-batch with full recomputation makes the batch fit")
+FIX_MICRO_BATCH = template(
+    "fix_micro_batch", "micro-batch {micro_batch} fits on {cards} x {card}", "a smaller micro-batch makes it fit")
+FIX_RECOMPUTE = template(
+    "fix_full_recomputation", "full recomputation fits on {cards} x {card}", "full recomputation makes it fit")
+FITS_AS_ASKED = template(
+    "fix_as_asked", "fits on {cards} x {card}", "the batch as asked fits on this many cards")
+FIX_NONE = template(
+    "fix_none", "no micro-batch fits, even with full recomputation", "nothing but more memory per card makes it fit")
+GLOBAL_BATCH_GROWS = template(
+    "global_batch_grows",
+    "the global batch grows to {tokens:,} tokens, over the {asked:,.0f} asked: {copies} data-parallel copies of a "
+    "{micro_batch}-sequence micro-batch already take more; fewer copies (more tensor or pipeline parallelism) or "
+    "a larger batch fit it",
+    "the plan's smallest global batch is larger than the one asked")
+PIPELINE_BUBBLE = template(
+    "pipeline_bubble",
+    "the pipeline bubble idles the stages {share:.0%} of each step ({stages} stages, {micro_batches} "
+    "micro-batches): a larger global batch, fewer stages, or more interleaved stages (virtual_stages, now "
+    "{virtual_stages}) shrink it",
+    "the pipeline's stages wait for each other a large share of each step")
+STEP_MOSTLY_WAITING = template(
+    "step_mostly_waiting",
+    "only {share:.0%} of each {step_s:.2f} s step is compute on this plan ({plan}); {worst} cost the most "
+    "({worst_s:.2f} s a step): a faster link, a larger global batch or another plan",
+    "communication or the bubble takes a large share of each step; the costliest part is named")
+PART_TENSOR = template("part_tensor_all_reduces", "tensor-parallel all-reduces", "a part of a training step")
+PART_EXPERT = template("part_expert_all_to_alls", "expert all-to-alls", "a part of a training step")
+PART_BUBBLE = template("part_pipeline_bubble", "the pipeline bubble", "a part of a training step")
+PART_DATA = template("part_data_parallel_traffic", "exposed data-parallel traffic", "a part of a training step")
+GRADIENT_SYNC_BINDS = template(
+    "gradient_sync_binds",
+    "gradient sync ({sync_s:ms|.0f} ms) takes longer than a step's compute ({compute_s:ms|.0f} ms): the "
+    "interconnect binds; a faster link or fewer, larger cards",
+    "the gradients' exchange is slower than the step's compute")
+LONG_RUN_WITHOUT_ECC = template(
+    "long_run_without_ecc",
+    "a multi-day run without ECC memory: a silent memory error can make the loss diverge days in (guide section "
+    "3.1); checksum or use ECC cards",
+    "the card has no ECC and the run lasts days")
+RUN_BELOW_ONE_STEP = template(
+    "run_below_one_step",
+    "the run's {tokens:,.0f} tokens are less than one optimizer step of {step_tokens:,.0f}: it takes one step; "
+    "give global_batch_tokens to shrink the step",
+    "the training tokens asked do not fill one global batch")
+NO_INTERCONNECT_BANDWIDTH = template(
+    "no_interconnect_bandwidth", "{card} gives no interconnect bandwidth: gradient sync time not computed",
+    "a custom card without an interconnect figure")
+
+# --- deadlines
+DEADLINE_NO_COUNT_HOLDS = template(
+    "deadline_no_count_holds",
+    "no number of {card} cards holds the job, so none meets the {deadline_days:g}-day deadline",
+    "the job fits on no count of the card, so no count meets the deadline")
+DEADLINE_UNREACHABLE = template(
+    "deadline_unreachable", "no number of {card} cards up to {max_cards} finishes in {deadline_days:g} days",
+    "even the most cards the service plans for miss the deadline")
+DEADLINE_MISSED = template(
+    "deadline_missed", "{cards} cards take {time_s:days|.1f} days: {needed} meet the {deadline_days:g}-day deadline",
+    "the count asked misses the deadline; the least count that meets it follows")
+
+# --- costs and duty
+CARD_PRICE_UNKNOWN = template(
+    "card_price_unknown", "no card price given or known: cost of ownership not computed (give card_price)",
+    "without a price the cost of ownership is left out")
+CARD_PRICE_CURRENCY = template(
+    "card_price_currency",
+    "the card price is in {price_currency} and electricity in {currency}: the totals add them as given; convert "
+    "one first",
+    "two currencies are added as given")
+PURCHASE_PRICE_CURRENCY = template(
+    "purchase_price_currency",
+    "the purchase price of {card} is in {price_currency} and electricity in {currency}: the totals add them as "
+    "given; convert one first",
+    "two currencies are added as given")
+RENTAL_PRICE_CURRENCY = template(
+    "rental_price_currency",
+    "the rental price of {card} is in {price_currency} and electricity in {currency}: the totals add them as "
+    "given; convert one first",
+    "two currencies are added as given")
+NO_PRICE_FOR_CARD = template(
+    "no_price_for_card",
+    "no price for {card}: capital cost and cost of ownership not computed (give prices, or the operator's "
+    "catalog file)",
+    "the card has no price, so its capital cost and cost of ownership are left out")
+CONSUMER_AROUND_THE_CLOCK = template(
+    "consumer_around_the_clock",
+    "a consumer card asked to run around the clock: it is built for a few hours a day; cap power at {cap:pct|.0f} %"
+    " or it throttles silently by about {throttle:pct|.0f} %, and expect clocks to wander "
+    "{wander_low:pct|.0f}-{wander_high:pct|.0f} % over {hours} hours (guide sections 2.3, 3.1)",
+    "a consumer card on a data-centre duty")
+NO_ECC_SERVING = template(
+    "no_ecc_serving",
+    "no ECC memory: a silent memory error goes unnoticed over months of serving (guide section 3.1)",
+    "the card has no ECC")
+PCIE_TRAINING = template(
+    "pcie_training",
+    "the cards talk over PCIe: multi-card training loses {loss:pct|.0f} %+ of its efficiency against a dedicated "
+    "interconnect (guide section 5.3)",
+    "training across cards joined only by PCIe")
+RACK_POWER_ONE = template(
+    "rack_power_one_server",
+    "rack power: the server draws up to {machine_w:kW|,.1f} kW: the rack must supply and cool it, with two "
+    "independent feeds and a {ups_w:kW|,.1f} kW UPS (guide section 4.3)",
+    "what the rack must supply and cool for one server")
+RACK_POWER_MANY = template(
+    "rack_power_servers",
+    "rack power: {machines} servers at up to {machine_w:kW|,.1f} kW each, {rack_w:kW|,.1f} kW in all: the racks "
+    "must supply and cool it, with two independent feeds per server and a {ups_w:kW|,.1f} kW UPS (guide section "
+    "4.3)",
+    "what the racks must supply and cool for several servers")
+PSU_OVER_ONE_UNIT = template(
+    "psu_over_one_unit",
+    "each machine needs a {psu_w} W PSU: more than one {unit_w} W unit gives; split it over two supplies or a "
+    "230 V circuit (guide section 5.1)",
+    "a workstation's draw is beyond one power supply")
+
+# --- comparing, ranking, recommending
+NO_OPTION_MEETS_TARGET = template(
+    "no_option_meets_target", "no option compared meets the target", "every option compared misses the target")
+NO_CARD_MEETS_TARGET = template(
+    "no_card_meets_target", "no card compared meets the target on any plan tried",
+    "no card reaches the serving target on any plan the service tried")
+NO_CARD_PASSES_MEMORY = template(
+    "no_card_passes_memory", "no compared card passes the memory threshold",
+    "every card ranked is below the memory the job needs")
+BUDGET_UNCHECKED = template(
+    "budget_unchecked",
+    "the budget of {budget:,.0f} cannot be checked: no card has a price (give prices, or an operator's catalog "
+    "with prices)",
+    "a budget was given but no card has a price")
+NO_TIER_MEETS = template(
+    "no_tier_meets_constraints", "no tier of any allowed line meets the constraints",
+    "the recommendation found no card for the constraints")
+
+
+def check(translations: Mapping[str, str]) -> list[str]:
+    """What a catalog lacks or has too much of: templates without a translation, translations
+    whose fields differ from the English's, entries no template uses."""
+    problems = []
+    known = {t.english for t in TEMPLATES.values()}
+    for t in TEMPLATES.values():
+        said = translations.get(t.english)
+        if not said:
+            problems.append(f"{t.code}: no translation")
+            continue
+        fields = {name for _, name, _, _ in string.Formatter().parse(said) if name}
+        if fields != t.fields:
+            problems.append(f"{t.code}: the translation's fields {sorted(fields)} differ from {sorted(t.fields)}")
+    problems += [f"unused entry: {english!r}" for english in translations if english not in known]
+    return problems

@@ -1,0 +1,80 @@
+"""Coded messages: each warning is a template (a stable code, its English, its meaning) said with
+its parameters, and the gettext catalog says it in Chinese; a message without its translation,
+a translation with other fields, or an entry nothing uses fails the check make check runs."""
+
+import copy
+import pickle
+
+import pytest
+
+from service import i18n
+from service.sizing import HardwareInput, WorkloadInput, messages, questions, translations
+from service.sizing.catalog import get_card, get_model
+
+ZH = translations("zh")
+
+
+def test_every_message_has_its_chinese_and_nothing_else_is_kept():
+    assert messages.check(ZH) == []
+    assert set(ZH) == {t.english for t in messages.TEMPLATES.values()}
+
+
+def test_the_check_fails_when_one_message_loses_its_chinese(monkeypatch, capsys):
+    """What make check does (python -m service.i18n --check) with one entry of zh.po removed."""
+    lost = messages.CLUSTER_COMPLEXITY.english
+    monkeypatch.setattr(i18n, "translations", lambda lang: {k: v for k, v in ZH.items() if k != lost})
+    assert i18n.main(["--check"]) == 1
+    assert "zh: cluster_complexity: no translation" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("broken", "problem"), [
+    ({messages.CLUSTER_COMPLEXITY.english: "超过 {count} 张卡"}, "cluster_complexity: the translation's fields"),
+    ({"a sentence nothing says": "没人说的话"}, "unused entry: 'a sentence nothing says'"),
+])
+def test_the_check_names_a_translation_with_other_fields_and_an_unused_entry(broken, problem):
+    assert any(p.startswith(problem) for p in messages.check({**ZH, **broken}))
+
+
+def test_a_message_is_its_english_and_keeps_its_code_and_parameters():
+    said = messages.DEADLINE_MISSED(cards=8, time_s=3.5 * 86_400, needed=16, deadline_days=2)
+    assert said == "8 cards take 3.5 days: 16 meet the 2-day deadline"
+    assert said.code == "deadline_missed" and said.params["time_s"] == 3.5 * 86_400  # SI: seconds
+    assert said.say(ZH) == "8 张卡需要 3.5 天：16 张才能赶上 2 天的期限"
+    assert pickle.loads(pickle.dumps(said)).code == copy.deepcopy(said).code == "deadline_missed"
+
+
+def test_nested_messages_and_lists_are_said_in_the_language_asked():
+    fixes = (messages.FIX_MICRO_BATCH(micro_batch=1, cards=8, card="rtx-4090"), messages.FIX_NONE())
+    said = messages.TRAINING_BATCH_FITS_NOWHERE(micro_batch=4, context_tokens=8192, card="rtx-4090", found=fixes)
+    assert "so no time is quoted: micro-batch 1 fits on 8 x rtx-4090; no micro-batch fits" in said
+    assert "不给出训练时间：微批 1 可放进 8 张 rtx-4090；即使开启完全重计算" in said.say(ZH)
+
+
+@pytest.mark.parametrize(("said", "english"), [
+    (messages.RACK_POWER_ONE(machine_w=14_300.0, ups_w=17_160.0), "draws up to 14.3 kW"),  # watts shown in kW
+    (messages.GRADIENT_SYNC_BINDS(sync_s=0.25, compute_s=0.125), "gradient sync (250 ms)"),  # seconds in ms
+    (messages.PCIE_TRAINING(loss=0.3), "loses 30 %+ of its efficiency"),  # a fraction in percent
+])
+def test_parameters_stay_in_si_and_the_template_shows_them_in_the_reader_s_unit(said, english):
+    assert english in said
+
+
+def test_a_template_refuses_parameters_it_does_not_say():
+    with pytest.raises(TypeError, match="cluster_complexity takes"):
+        messages.CLUSTER_COMPLEXITY(cards=32, extra=1)
+
+
+def test_codes_are_unique_and_made_once():
+    with pytest.raises(ValueError, match="defined twice"):
+        messages.template("cluster_complexity", "again", "a second definition")
+
+
+def test_an_answers_warnings_carry_their_codes_and_constants_come_from_the_constants():
+    """Training Llama 3.1 70B on 64 RTX 4090s: more cards than the guide's 32, consumer cards
+    around the clock, no ECC on a multi-day run."""
+    answer = questions.scaling(get_model("llama-3.1-70b").spec, WorkloadInput(mode="pretrain", train_tokens=1e11),
+                               HardwareInput(get_card("rtx-4090"), 64))
+    codes = {w.code for w in answer.warnings if isinstance(w, messages.Message)}
+    assert {"cluster_complexity", "long_run_without_ecc"} <= codes
+    complexity = next(w for w in answer.warnings if getattr(w, "code", "") == "cluster_complexity")
+    assert complexity.params == {"cards": 32}
