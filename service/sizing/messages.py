@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 # Unit prefixes a template's format spec may carry: the factor from the parameter's SI unit.
-_UNITS = {"kW": 1e-3, "ms": 1e3, "days": 1 / 86_400, "pct": 100}
+_UNITS = {"kW": 1e-3, "ms": 1e3, "days": 1 / 86_400, "pct": 100, "GB": 1e-9, "GiB": 2.0 ** -30}
 
 
 class _Formatter(string.Formatter):
@@ -131,6 +131,39 @@ SCORES_NOT_COUNTED = template(
     "without recomputation the attention scores are stored, but the model does not say how many heads it has")
 
 # --- fitting the job on cards
+CLAUSES = template("clauses", "{clauses}", "a sentence made of clauses, each a message of its own")
+FIT_HOLDS = template(
+    "fit_holds",
+    "{cards} x {card}: each card holds {state_bytes:GB|.1f} GB of model state and {rest_bytes:GB|.1f} GB of KV "
+    "cache, activations and runtime ({need_bytes:GB|.1f} GB)",
+    "what each card of the plan must hold")
+FIT_HOLDS_PLAN = template(
+    "fit_holds_plan",
+    "{cards} x {card} ({plan}): each card holds {state_bytes:GB|.1f} GB of model state and {rest_bytes:GB|.1f} GB "
+    "of KV cache, activations and runtime ({need_bytes:GB|.1f} GB)",
+    "what each card of the plan must hold")
+FIT_USABLE = template(
+    "fit_usable", "{usable_bytes:GB|.1f} GB of its {memory_bytes:GiB|g} GiB ({memory_bytes:GB|.1f} GB) is usable",
+    "what a card can give the job")
+FIT_USABLE_SPARE = template(
+    "fit_usable_spare",
+    "{usable_bytes:GB|.1f} GB of its {memory_bytes:GiB|g} GiB ({memory_bytes:GB|.1f} GB) is usable, "
+    "{spare_bytes:GB|.1f} GB to spare",
+    "what a card can give the job, and what it has left")
+FIT_USABLE_SHORT = template(
+    "fit_usable_short",
+    "{usable_bytes:GB|.1f} GB of its {memory_bytes:GiB|g} GiB ({memory_bytes:GB|.1f} GB) is usable, "
+    "{short_bytes:GB|.1f} GB short",
+    "what a card can give the job, and how much it lacks")
+FIT_IDLE = template("fit_idle", "the plan leaves {idle} of the {cards} cards idle", "cards the plan cannot use")
+FIT_IDLE_SPARE = template(
+    "fit_idle_spare", "the plan leaves {idle} of the {cards} cards idle, {spare_bytes:GB|.1f} GB to spare",
+    "cards the plan cannot use, and what each card has left")
+FIT_IDLE_SHORT = template(
+    "fit_idle_short", "the plan leaves {idle} of the {cards} cards idle, {short_bytes:GB|.1f} GB short",
+    "cards the plan cannot use, and how much each card lacks")
+FIT_NO_COUNT = template("fit_no_count", "no number of these cards holds it", "no count of the card holds the job")
+FIT_CARDS_NEEDED = template("fit_cards_needed", "{cards} cards are needed", "the least count that holds the job")
 FITS_NOWHERE = template(
     "fits_nowhere", "does not fit on any number of {card}: {reason}",
     "no count of the card holds the job; the reason says what each card would need")

@@ -24,7 +24,6 @@ from .inputs import HardwareInput, Notes, Workload
 from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .plan import Parallelism, cards_per_machine, check_given, experts_divide, machines_for, tensor_degrees
-from .units import GB, GIB
 
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
 
@@ -612,22 +611,27 @@ def fit_answer(asked: Placement, least: Placement | None, card: Card, count_give
     )
 
 
-def _reason(asked: Placement, card: Card, needed: int | None) -> str:
+def _reason(asked: Placement, card: Card, needed: int | None) -> M.Message:
+    """Why the plan fits or not, in clauses: what each card holds, what it can give, the idle
+    cards, and what is to spare, short or needed (said on the last of those clauses)."""
     par = asked.parallelism
-    state = asked.model_state_bytes_per_card / GB
-    rest = asked.need_bytes_per_card / GB - state
-    plan = "" if par.cards == 1 else f" ({par.describe()})"
-    head = (f"{asked.cards} x {card.id}{plan}: each card holds {state:.1f} GB of model state "
-            f"and {rest:.1f} GB of KV cache, activations and runtime ({asked.need_bytes_per_card / GB:.1f} GB)"
-            f"; {asked.usable_bytes_per_card / GB:.1f} GB of its {card.memory_bytes / GIB:g} GiB "
-            f"({card.memory_bytes / GB:.1f} GB) is usable")
+    state, need = asked.model_state_bytes_per_card, asked.need_bytes_per_card
+    holds = dict(cards=asked.cards, card=card.id, state_bytes=state, rest_bytes=need - state, need_bytes=need)
+    clauses = [M.FIT_HOLDS(**holds) if par.cards == 1 else M.FIT_HOLDS_PLAN(**holds, plan=par.describe())]
+    usable = dict(usable_bytes=asked.usable_bytes_per_card, memory_bytes=card.memory_bytes)
     if asked.idle_cards:
-        head += f"; the plan leaves {asked.idle_cards} of the {asked.cards} cards idle"
+        clauses.append(M.FIT_USABLE(**usable))
+        (plain, spare, short), last = (M.FIT_IDLE, M.FIT_IDLE_SPARE, M.FIT_IDLE_SHORT), \
+            dict(idle=asked.idle_cards, cards=asked.cards)
+    else:
+        (plain, spare, short), last = (M.FIT_USABLE, M.FIT_USABLE_SPARE, M.FIT_USABLE_SHORT), usable
     if needed is None:
-        return head + "; no number of these cards holds it"
-    if asked.fits:
-        return head + f", {asked.free_bytes_per_card / GB:.1f} GB to spare"
-    return head + f", {-asked.free_bytes_per_card / GB:.1f} GB short; {needed} cards are needed"
+        clauses += [plain(**last), M.FIT_NO_COUNT()]
+    elif asked.fits:
+        clauses.append(spare(**last, spare_bytes=asked.free_bytes_per_card))
+    else:
+        clauses += [short(**last, short_bytes=-asked.free_bytes_per_card), M.FIT_CARDS_NEEDED(cards=needed)]
+    return M.CLAUSES(clauses=tuple(clauses))
 
 
 def cards_needed(model: ModelSpec, workload: Workload, card: Card,

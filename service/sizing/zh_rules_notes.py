@@ -233,30 +233,6 @@ _ENGINES: tuple[tuple[str, str], ...] = (
      "各类场景权重相同"),
 )
 
-# --- placement.py _reason: the fit reason, said in "; " clauses (each translated on its own)
-_HOLDS = (rf"each card holds (?P<state>{_N}) GB of model state and (?P<rest>{_N}) GB of KV cache, "
-          rf"activations and runtime \((?P<need>{_N}) GB\)")
-_HOLDS_ZH = "每张卡存放 {state} GB 模型状态，另有 {rest} GB 的 KV 缓存、激活值和运行时开销（共 {need} GB）"
-_USABLE = rf"(?P<usable>{_N}) GB of its (?P<gib>{_N}) GiB \((?P<gb>{_N}) GB\) is usable"
-_USABLE_ZH = "其 {gib} GiB（{gb} GB）显存中可用 {usable} GB"
-_IDLE = r"the plan leaves (?P<idle>\d+) of the (?P<cards>\d+) cards idle"
-_IDLE_ZH = "方案让 {cards} 张卡中的 {idle} 张闲置"
-_SPARE, _SPARE_ZH = rf", (?P<spare>{_N}) GB to spare", "，尚余 {spare} GB"
-_SHORT, _SHORT_ZH = rf", (?P<short>{_N}) GB short", "，还差 {short} GB"
-
-_FIT: tuple[tuple[str, str], ...] = (
-    (rf"(?P<n>\d+) x (?P<card>{_CARD}) \((?P<t_plan>{_PLAN})\): {_HOLDS}", "{n} 张 {card}（{t_plan}）：" + _HOLDS_ZH),
-    (rf"(?P<n>\d+) x (?P<card>{_CARD}): {_HOLDS}", "{n} 张 {card}：" + _HOLDS_ZH),
-    (_USABLE, _USABLE_ZH),
-    (_USABLE + _SPARE, _USABLE_ZH + _SPARE_ZH),
-    (_USABLE + _SHORT, _USABLE_ZH + _SHORT_ZH),
-    (_IDLE, _IDLE_ZH),
-    (_IDLE + _SPARE, _IDLE_ZH + _SPARE_ZH),
-    (_IDLE + _SHORT, _IDLE_ZH + _SHORT_ZH),
-    (r"no number of these cards holds it", "这种卡用多少张都放不下"),
-    (r"(?P<n>\d+) cards are needed", "需要 {n} 张卡"),
-)
-
 # --- capacity.py _met and _unmet: a capacity option's reason
 _CAPACITY: tuple[tuple[str, str], ...] = (
     (rf"(?P<copies>\d+) cop(?:y|ies) of (?P<t_plan>{_PLAN}) \((?P<cards>\d+) x (?P<card>{_CARD})\), each "
@@ -422,7 +398,6 @@ _LINES: tuple[tuple[str, str], ...] = tuple(
 RULES: tuple[tuple[str, str], ...] = (
     *(_literal(en, zh) for en, zh in _LITERALS),
     *_ENGINES,
-    *_FIT,
     *_CAPACITY,
     *_OVERHEAD,
     *_COMPUTE_PATH,
