@@ -1,8 +1,9 @@
 """Every default the service applies, with its value and why; each is reported back when used."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
+from . import messages as M
 from .units import GIB, SECONDS_PER_DAY
 
 MODES = ("inference", "full_finetune", "lora", "qlora", "pretrain")
@@ -18,7 +19,7 @@ class Default(Generic[T]):
     """A default value and the reason for it (quoted back to the caller in `assumptions`)."""
 
     value: T
-    note: str
+    note: str  # a coded message (messages.Message) for every default defined here
 
 
 MODE = Default("inference", "no mode given")
@@ -101,3 +102,20 @@ CLUSTER_COMPLEXITY_CARDS = 32
 LONG_RUN_S_WITHOUT_ECC = 3 * SECONDS_PER_DAY
 # No answer is given for more cards than this.
 MAX_CARDS = 100_000
+
+
+def _coded(name: str, default: Default) -> Default:
+    """The default with its note as a coded message, its code from the constant's name."""
+    words = name.lower().replace("_", " ")
+    return replace(default, note=M.template(f"default_{name.lower()}", default.note, f"the default {words}")())
+
+
+# Every default above says its note as a coded message (messages.py), so that it can be said in
+# the caller's language; a dict of defaults codes each entry under NAME_KEY.
+for _name, _value in list(globals().items()):
+    if isinstance(_value, Default):
+        globals()[_name] = _coded(_name, _value)
+    elif isinstance(_value, dict) and _value and all(isinstance(v, Default) for v in _value.values()):
+        globals()[_name] = {key: _coded(f"{_name}_{key}", v) for key, v in _value.items()}
+OUTPUT_TOKENS_NOTE = M.template("default_output_tokens", OUTPUT_TOKENS_NOTE, "the default output tokens")()
+NETWORK_NOTE = M.template("default_network", NETWORK_NOTE, "the default network between machines")()
