@@ -3,6 +3,7 @@ bytes it reads, how it spreads a model over several cards, and the names callers
 
 from dataclasses import dataclass, replace
 
+from . import messages as M
 from .errors import InvalidInputError
 
 
@@ -150,9 +151,17 @@ ENGINES: dict[str | None, Engine] = {
 # deployed serving engine's figures (vLLM's, fitted as above); the guide's tiers keep the guide's
 # own rule (throughput.setup).
 DEFAULT_ENGINE = "vllm"
-ENGINES[None] = replace(ENGINES[DEFAULT_ENGINE], why=(
-    "no engine named: a tuned serving engine assumed, with vLLM's figures (" + ENGINES[DEFAULT_ENGINE].why
-    + "); name the engine for its own"))
+# Each engine's reasons are coded messages (messages.py), said in the caller's language.
+for _name, _engine in list(ENGINES.items()):
+    _code = "".join(ch if ch.isalnum() else "_" for ch in str(_name))
+    ENGINES[_name] = replace(
+        _engine, why=M.template(f"engine_{_code}_why", _engine.why, f"what {_name}'s figures rest on")(),
+        fitted=M.template(f"engine_{_code}_fitted", _engine.fitted, f"what {_name}'s fitted figures were fitted on")()
+        if _engine.fitted else "")
+DEFAULT_ENGINE_WHY = M.template(
+    "engine_default_why", "no engine named: a tuned serving engine assumed, with vLLM's figures ({why}); name the "
+    "engine for its own", "no engine was named: the default engine's figures are used")
+ENGINES[None] = replace(ENGINES[DEFAULT_ENGINE], why=DEFAULT_ENGINE_WHY(why=ENGINES[DEFAULT_ENGINE].why))
 # TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length, "attends to all
 # tokens in sequence" (triton-inference-server/tensorrtllm_backend docs/model_config.md @ 7bc57da0,
 # tensorrt_llm model, optional parameters): a sliding-window model keeps its whole context's KV.

@@ -18,8 +18,10 @@ import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-# Unit prefixes a template's format spec may carry: the factor from the parameter's SI unit.
-_UNITS = {"kW": 1e-3, "ms": 1e3, "days": 1 / 86_400, "pct": 100, "GB": 1e-9, "GiB": 2.0 ** -30}
+# Unit prefixes a template's format spec may carry: the parameter (in its SI unit) is divided by
+# the first's factor or multiplied by the second's, as the English always computed it.
+_PER = {"kW": 1e3, "GB": 1e9, "GiB": 2.0 ** 30, "TFLOPS": 1e12, "B": 1e9, "days": 86_400.0}
+_TIMES = {"ms": 1e3, "us": 1e6, "pct": 100.0}
 
 
 class _Formatter(string.Formatter):
@@ -31,7 +33,8 @@ class _Formatter(string.Formatter):
     def format_field(self, value, format_spec: str):
         unit, bar, spec = format_spec.partition("|")
         if bar:
-            value, format_spec = value * _UNITS[unit], spec
+            value = value / _PER[unit] if unit in _PER else value * _TIMES[unit]
+            format_spec = spec
         if isinstance(value, tuple):
             return self.separator.join(self.say(v) for v in value)
         if isinstance(value, str):
@@ -101,6 +104,96 @@ def template(code: str, english: str, meaning: str) -> Template:
 
 
 LIST_SEPARATOR = template("list_separator", "; ", "how the items of a list are joined in a sentence")
+
+# --- speed: what a step's figures rest on (throughput.py)
+DEFAULT_FRACTION = template(
+    "default_measured_fraction", "the default measured fraction: {why}",
+    "the card has no measurement of its own: the default fraction is used")
+MEASURED_ON = template("measured_on", "measured on {card}: {source}", "the card's own measurement, and where from")
+GUIDE_DECODE_RULE = template(
+    "guide_decode_rule",
+    "{card} is the guide's tier or a card given by its figures, with no engine named: the guide's rule, "
+    "{share:.0%} of the bandwidth (60 % on one card, 70 % over a dedicated link, 50 % over PCIe), no fixed costs "
+    "added; name an engine for its own costs",
+    "a guide tier or custom card without an engine: the guide's share of the bandwidth")
+DECODE_EFFICIENCY_GIVEN = template(
+    "decode_efficiency_given",
+    "given: the step is the roofline at this share of the bandwidth, with no fixed costs added",
+    "the caller gave the decode efficiency")
+HBM_KERNELS_REACH_LESS = template(
+    "hbm_kernels_reach_less", "on HBM its batch-1 kernels reach less", "the engine's share on HBM cards")
+QUANTISED_FACTOR = template(
+    "quantised_factor", "x{factor:g} on quantised weights (its dequantising kernels)",
+    "the engine keeps this share of its bandwidth on quantised weights")
+SHARE_RANGE = template("share_range", "range {low:.2f}-{high:.2f}", "the low and high ends of a share")
+STEP_OVERHEAD = template(
+    "step_overhead",
+    "{layer_s:us|g} us per layer and decode step (kernel launches and synchronisation), fitted on published "
+    "runs ({fitted})",
+    "the engine's fixed cost per layer and step, fitted")
+STEP_OVERHEAD_MOE = template(
+    "step_overhead_moe",
+    "{layer_s:us|g} us per layer and {moe_layer_s:us|g} us more per MoE layer and decode step (kernel "
+    "launches and synchronisation), fitted on published runs ({fitted})",
+    "the engine's fixed cost per layer, and per MoE layer, and step, fitted")
+STEP_OVERHEAD_ASSUMED = template(
+    "step_overhead_assumed",
+    "{layer_s:us|g} us per layer and decode step (kernel launches and synchronisation), assumed (no published "
+    "runs calibrate it); the range takes 0.67-1.5x",
+    "the engine's fixed cost per layer and step, assumed")
+STEP_OVERHEAD_MOE_ASSUMED = template(
+    "step_overhead_moe_assumed",
+    "{layer_s:us|g} us per layer and {moe_layer_s:us|g} us more per MoE layer and decode step (kernel "
+    "launches and synchronisation), assumed (no published runs calibrate it); the range takes 0.67-1.5x",
+    "the engine's fixed cost per layer, and per MoE layer, and step, assumed")
+TENSOR_COLLECTIVES = template(
+    "tensor_collectives",
+    "each layer all-reduces its hidden states {syncs} times over {link} ({latency_s:us|g} us each, plus "
+    "{engine_s:us|g} us of the engine's own)",
+    "tensor parallelism's collectives per layer")
+EXPERT_COLLECTIVES = template(
+    "expert_collectives", "each MoE layer sends tokens to their experts' cards and back (all-to-all)",
+    "expert parallelism's collectives per MoE layer")
+PIPELINE_HOP = template(
+    "pipeline_hop",
+    "each stage hands its hidden states to the next: the link's latency plus the engine's {hop_s:us|g} us",
+    "a pipeline stage's hand-over")
+PREFILL_MATMULS = template(
+    "prefill_matmuls", "matmuls at {low:.0%}-{high:.0%} of peak: {why}", "the prompt's matmuls' share of peak")
+FULL_LOAD = template(
+    "full_load", "full load: every copy runs its largest batch, prefill mixed into decode steps",
+    "what full load means")
+COMPUTE_PATH = template(
+    "compute_path", "{engine} multiplies {precision} weights through {key} on {card}: {flops:TFLOPS|g} TFLOPS",
+    "the rate the engine computes the format's weights at")
+COMPUTE_PATH_ANY_ENGINE = template(
+    "compute_path_any_engine", "the engine multiplies {precision} weights through {key} on {card}: "
+    "{flops:TFLOPS|g} TFLOPS", "the rate an engine computes the format's weights at")
+COMPUTE_PATH_ANY_ENGINE_AGAINST = template(
+    "compute_path_any_engine_against",
+    "the engine multiplies {precision} weights through {key} on {card}: {flops:TFLOPS|g} TFLOPS against "
+    "{own_flops:TFLOPS|g} for {own}",
+    "the rate an engine computes the format's weights at, against the format's own")
+COMPUTE_PATH_AGAINST = template(
+    "compute_path_against",
+    "{engine} multiplies {precision} weights through {key} on {card}: {flops:TFLOPS|g} TFLOPS against "
+    "{own_flops:TFLOPS|g} for {own}",
+    "the rate the engine computes the format's weights at, against the format's own")
+DECODE_READS_ROUTED = template(
+    "decode_reads_routed",
+    "MoE: memory holds all {params:B|.1f}B parameters; a decode step reads the shared weights and the "
+    "{fraction:.0%} of experts a batch of {batch} routes to ({per_token} of {experts} per token; "
+    "{active:B|.1f}B active)",
+    "which MoE weights a decode step reads")
+DECODE_READS_ACTIVE = template(
+    "decode_reads_active",
+    "MoE: memory holds all {params:B|.1f}B parameters; decode reads {active:B|.1f}B active per sequence, at "
+    "most all of them",
+    "which MoE weights a decode step reads, without the experts' shape")
+DECODE_SKIPS_EMBEDDING = template(
+    "decode_skips_embedding",
+    "each token reads one row of the input embedding table, every other weight once per step",
+    "a decode step does not read the whole input embedding")
 
 # --- the cards asked
 FAMILY_TAKEN_AS = template(

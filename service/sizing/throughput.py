@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import defaults as d
+from . import messages as M
 from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
@@ -19,7 +20,7 @@ from .model import ModelSpec
 from .placement import Placement
 from .plan import Parallelism
 from .precision import GGUF_ENGINES
-from .units import BILLION, GIB
+from .units import GIB
 
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
@@ -171,8 +172,7 @@ def achievable_fraction(card: Card, notes: Notes) -> float:
     fraction = measured_bandwidth_fraction(card)
     if fraction is None:
         default = d.ACHIEVABLE_BANDWIDTH_FRACTION
-        notes.assume("achievable_bandwidth_fraction", round(default.value, 4),
-                     f"the default measured fraction: {default.note}")
+        notes.assume("achievable_bandwidth_fraction", round(default.value, 4), M.DEFAULT_FRACTION(why=default.note))
         return default.value
     notes.assume("achievable_bandwidth_fraction", round(fraction, 4), _measured_on(card))
     return fraction
@@ -217,10 +217,7 @@ def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: 
     fp16: 70 % of 28.6 = 20 tokens/s); its range ten points either side, as the guide's 60 % for
     one card and 70 % for a tuned engine are apart."""
     share = guide_share(card, group)
-    notes.assume("decode_efficiency", share,
-                 f"{card.id} is the guide's tier or a card given by its figures, with no engine named: "
-                 f"the guide's rule, {share:.0%} of the bandwidth (60 % on one card, 70 % over a "
-                 "dedicated link, 50 % over PCIe), no fixed costs added; name an engine for its own costs")
+    notes.assume("decode_efficiency", share, M.GUIDE_DECODE_RULE(card=card.id, share=share))
     return Range(*(min(ceiling_fraction, x) for x in (share - GUIDE_SPREAD, share, share + GUIDE_SPREAD)))
 
 
@@ -327,17 +324,18 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
     precision = workload.precision
     if workload.decode_efficiency is not None:
         e = workload.decode_efficiency
-        notes.assume("decode_efficiency", e, "given: the step is the roofline at this share of "
-                     "the bandwidth, with no fixed costs added")
+        notes.assume("decode_efficiency", e, M.DECODE_EFFICIENCY_GIVEN())
         return Range(e, e, e)
-    shares, why = (engine.low, engine.typical, engine.high), engine.why
+    shares, why = (engine.low, engine.typical, engine.high), [engine.why]
     if engine.hbm_efficiency is not None and (card.memory_type or "").upper().startswith("HBM"):
-        shares, why = engine.hbm_efficiency, f"{why}; on HBM its batch-1 kernels reach less"
+        shares = engine.hbm_efficiency
+        why.append(M.HBM_KERNELS_REACH_LESS())
     factor = engine.quantized_factor if precision.bits_per_value < 16 else 1.0
     if factor != 1.0:
-        why += f"; x{factor:g} on quantised weights (its dequantising kernels)"
+        why.append(M.QUANTISED_FACTOR(factor=factor))
     scaled = Range(*(min(ceiling_fraction, x * factor) for x in shares))
-    notes.assume("decode_efficiency", round(scaled.typical, 4), f"{why}; range {scaled.low:.2f}-{scaled.high:.2f}")
+    notes.assume("decode_efficiency", round(scaled.typical, 4),
+                 M.CLAUSES(clauses=(*why, M.SHARE_RANGE(low=scaled.low, high=scaled.high))))
     return scaled
 
 
@@ -355,26 +353,22 @@ def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric,
         layers = model.layers
         moe = model.resolved_moe_layers
         total = layers * engine.layer_overhead_s + moe * engine.moe_layer_overhead_s
-        notes.assume("step_overhead_s", round(total, 6),
-                     f"{engine.layer_overhead_s * 1e6:g} us per layer"
-                     + (f" and {engine.moe_layer_overhead_s * 1e6:g} us more per MoE layer"
-                        if moe and engine.moe_layer_overhead_s else "")
-                     + " and decode step (kernel launches and synchronisation)"
-                     + (f", fitted on published runs ({engine.fitted})" if engine.fitted else
-                        ", assumed (no published runs calibrate it); the range takes 0.67-1.5x"))
+        per_moe = bool(moe and engine.moe_layer_overhead_s)
+        said = {(True, True): M.STEP_OVERHEAD_MOE, (True, False): M.STEP_OVERHEAD,
+                (False, True): M.STEP_OVERHEAD_MOE_ASSUMED, (False, False): M.STEP_OVERHEAD_ASSUMED}[
+            (bool(engine.fitted), per_moe)]
+        notes.assume("step_overhead_s", round(total, 6), said(
+            layer_s=engine.layer_overhead_s, **({"moe_layer_s": engine.moe_layer_overhead_s} if per_moe else {}),
+            **({"fitted": engine.fitted} if engine.fitted else {})))
     if group.tensor > 1:
         link = fabric.link(group.tensor)
-        notes.assume("tensor_collectives_per_layer", engine.syncs_per_layer,
-                     f"each layer all-reduces its hidden states {engine.syncs_per_layer} times over "
-                     f"{link.name} ({link.latency_s * 1e6:g} us each, plus "
-                     f"{engine.collective_s * 1e6:g} us of the engine's own)")
+        notes.assume("tensor_collectives_per_layer", engine.syncs_per_layer, M.TENSOR_COLLECTIVES(
+            syncs=engine.syncs_per_layer, link=link.name, latency_s=link.latency_s, engine_s=engine.collective_s))
     if group.expert > 1:
-        notes.assume("expert_collectives_per_layer", 2,
-                     "each MoE layer sends tokens to their experts' cards and back (all-to-all)")
+        notes.assume("expert_collectives_per_layer", 2, M.EXPERT_COLLECTIVES())
     if group.pipeline > 1:
         notes.assume("pipeline_hop_s", round(engine.hop_s + fabric.inside.latency_s, 6),
-                     "each stage hands its hidden states to the next: the link's latency plus the "
-                     f"engine's {engine.hop_s * 1e6:g} us")
+                     M.PIPELINE_HOP(hop_s=engine.hop_s))
 
 
 def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
@@ -386,8 +380,8 @@ def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
     return fraction
 
 
-def _measured_on(card: Card) -> str:
-    return f"measured on {card.id}: {card.measured_source}"
+def _measured_on(card: Card) -> M.Message:
+    return M.MEASURED_ON(card=card.id, source=card.measured_source)
 
 
 def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> float:
@@ -406,8 +400,8 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> di
     60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
     prompt = workload.prompt_tokens
-    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4),
-                 f"matmuls at {s.low.compute_fraction:.0%}-{s.high.compute_fraction:.0%} of peak: {s.compute_why}")
+    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), M.PREFILL_MATMULS(
+        low=s.low.compute_fraction, high=s.high.compute_fraction, why=s.compute_why))
     times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
@@ -457,8 +451,7 @@ def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: 
     if copy is None:
         return empty
     point = copy.at(None)
-    notes.assume("capacity_request", f"{prompt} in / {output} out",
-                 "full load: every copy runs its largest batch, prefill mixed into decode steps")
+    notes.assume("capacity_request", f"{prompt} in / {output} out", M.FULL_LOAD())
     return {
         "max_total_tokens_per_s": point.total_tokens_per_s.typical,
         "max_total_tokens_per_s_range": point.total_tokens_per_s,
@@ -622,11 +615,13 @@ def compute_path(card: Card, workload: Workload, notes: Notes | None) -> tuple[s
     fastest = max(listed, key=lambda k: card.dense_flops[k])  # the first listed on a tie
     own = next((k for k in precision.compute_keys if k in card.dense_flops), None)
     if notes is not None and fastest != own:
-        against = "" if own is None else \
-            f" against {card.dense_flops[own] / 1e12:g} for {own}"
-        notes.assume("compute_path", fastest,
-                     f"{workload.engine or 'the engine'} multiplies {precision.name} weights through {fastest} on "
-                     f"{card.id}: {card.dense_flops[fastest] / 1e12:g} TFLOPS{against}")
+        said = dict(precision=precision.name, key=fastest, card=card.id, flops=card.dense_flops[fastest])
+        if workload.engine:
+            alone, against, said = M.COMPUTE_PATH, M.COMPUTE_PATH_AGAINST, {**said, "engine": workload.engine}
+        else:
+            alone, against = M.COMPUTE_PATH_ANY_ENGINE, M.COMPUTE_PATH_ANY_ENGINE_AGAINST
+        notes.assume("compute_path", fastest, alone(**said) if own is None else
+                     against(**said, own_flops=card.dense_flops[own], own=own))
     return (fastest,)
 
 
@@ -635,16 +630,11 @@ def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
     from .weights import expert_fraction_touched
     if (routed := model.routed_experts) is not None:
         fraction = expert_fraction_touched(routed[0], routed[1], batch)
-        notes.assume("decode_weights", "shared weights + routed experts",
-                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; a decode step "
-                     f"reads the shared weights and the {fraction:.0%} of experts a batch of "
-                     f"{batch} routes to ({model.experts_per_token} of "
-                     f"{model.experts} per token; {model.params_per_token / BILLION:.1f}B active)")
+        notes.assume("decode_weights", "shared weights + routed experts", M.DECODE_READS_ROUTED(
+            params=model.params, fraction=fraction, batch=batch, per_token=model.experts_per_token,
+            experts=model.experts, active=model.params_per_token))
     elif model.is_moe:
         notes.assume("decode_weights", "min(batch x active, all)",
-                     f"MoE: memory holds all {model.params / BILLION:.1f}B parameters; decode reads "
-                     f"{model.params_per_token / BILLION:.1f}B active per sequence, at most all of them")
+                     M.DECODE_READS_ACTIVE(params=model.params, active=model.params_per_token))
     elif model.decode_skipped_params:
-        notes.assume("decode_weights", "all but the input embedding",
-                     "each token reads one row of the input embedding table, every other weight "
-                     "once per step")
+        notes.assume("decode_weights", "all but the input embedding", M.DECODE_SKIPS_EMBEDDING())
