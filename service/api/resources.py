@@ -8,7 +8,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
-from ..sizing import HardwareInput, Price, SizingError, defaults
+from ..sizing import HardwareInput, Price, SizingError, defaults, said_in
 from ..sizing import questions as domain
 from . import schemas as s
 from .cache import cached
@@ -150,12 +150,17 @@ def _item(index: int, load) -> dict:
         return {"index": index, "ok": False, "problem": sizing_problem(exc)}
 
 
+def _lang(args: dict) -> str:
+    """The language asked: the request's lang, else Accept-Language, else English."""
+    return args.get("lang") or preferred_lang() or "en"
+
+
 @bp.post("/memory")
 def memory():
     args = _memory_in.load(json_body(request))
     charge(model_weight(args["model"]), "this memory question")
     hardware = args.get("hardware")
-    result = domain.memory(args["model"], args["workload"], hardware)
+    result = said_in(_lang(args), domain.memory(args["model"], args["workload"], hardware))
     count_estimate("memory", hardware.card.line if hardware else "none")
     return _memory_out(result)
 
@@ -164,7 +169,7 @@ def memory():
 def throughput():
     args = _throughput_in.load(json_body(request))
     charge(model_weight(args["model"]), "this throughput question")
-    result = domain.throughput(args["model"], args["workload"], args["hardware"])
+    result = said_in(_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
     count_estimate("throughput", result.card.line)
     return _throughput_out(result)
 
@@ -173,7 +178,8 @@ def throughput():
 def scaling():
     args = _scaling_in.load(json_body(request))
     charge(model_weight(args["model"]), "this scaling question")
-    result = domain.scaling(args["model"], args["workload"], args["hardware"], args.get("deadline_days"))
+    result = said_in(_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
+                                                 args.get("deadline_days")))
     count_estimate("scaling", result.card.line)
     return _scaling_out(result)
 
@@ -200,6 +206,7 @@ def capacity():
 def cost():
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
-    result = domain.cost(args["energy"], hardware, _price(args, hardware), args.get("overhead_fraction"))
+    result = said_in(_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),
+                                              args.get("overhead_fraction")))
     count_estimate("cost", hardware.card.line if hardware else "none")
     return _cost_out(result)

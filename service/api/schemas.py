@@ -472,12 +472,16 @@ class MemoryRequestSchema(_Strict):
     model = ModelField(required=True)
     workload = _workload()
     hardware = fields.Nested(HardwareSpecSchema)
+    lang = _lang(metadata=doc("Language of the warnings and assumption notes, en or zh; default from "
+                              "Accept-Language, else en."))
 
 
 class ThroughputRequestSchema(_Strict):
     model = ModelField(required=True)
     workload = _workload()
     hardware = fields.Nested(HardwareSpecSchema, required=True)
+    lang = _lang(metadata=doc("Language of the warnings and assumption notes, en or zh; default from "
+                              "Accept-Language, else en."))
 
 
 class ScalingRequestSchema(_Strict):
@@ -487,6 +491,8 @@ class ScalingRequestSchema(_Strict):
     deadline_days = StrictFloat(validate=_range(0.001, 100_000), metadata=doc(
         "Finish within this many days: the answer gives the least card count that does, by the "
         "default method (the communication model) and by the guide's curve."))
+    lang = _lang(metadata=doc("Language of the warnings and assumption notes, en or zh; default from "
+                              "Accept-Language, else en."))
 
 
 class CostRequestSchema(_Strict):
@@ -498,6 +504,8 @@ class CostRequestSchema(_Strict):
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
+    lang = _lang(metadata=doc("Language of the warnings and assumption notes, en or zh; default from "
+                              "Accept-Language, else en."))
 
     @validates_schema
     def one_source_of_power(self, data, **kwargs):

@@ -93,3 +93,29 @@ def test_english_answers_stay_english(client, lang):
     body = {"model": "llama-2-7b", "hardware": {"card": "A100"}}
     answer = post(client, "/estimate", body if lang is None else {**body, "lang": lang})
     assert not any(CJK.search(w) for w in answer["warnings"])
+
+
+# The questions that had no language: each takes lang (or Accept-Language) like /estimate.
+OTHER_QUESTIONS = [
+    ("/memory", {"model": "llama-3.1-405b", "hardware": {"card": "rtx-4090", "count": 2}}),
+    ("/throughput", {"model": "deepseek-v3", "hardware": {"card": "tesla-p40", "count": 4}}),
+    ("/scaling", {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, "deadline_days": 1,
+                  "workload": {"mode": "pretrain", "train_tokens": 1e10}}),
+    ("/cost", {"hardware": {"card": "b200", "count": 16}}),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), OTHER_QUESTIONS, ids=[p for p, _ in OTHER_QUESTIONS])
+@pytest.mark.parametrize("how", ["body", "header"])
+def test_every_question_answers_in_chinese(client, path, body, how):
+    if how == "body":
+        answer = post(client, path, {**body, "lang": "zh"})
+    else:
+        response = client.post(path, json=body, headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+        assert response.status_code == 200, response.get_json()
+        answer = response.get_json()
+    sentences = list(_sentences(answer))
+    assert sentences and all(CJK.search(s) for s in sentences)
+    assert not [s for s in sentences if _english_left(s) is not None]
+    english = post(client, path, body)
+    assert not any(CJK.search(s) for s in _sentences(english))

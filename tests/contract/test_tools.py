@@ -43,14 +43,14 @@ def test_marking_a_new_operation_makes_it_a_tool_without_code():
     spec["paths"]["/questions/new"] = {"post": {
         "operationId": "newQuestion", "summary": "A new question", "x-tool": True,
         "description": "Use for a question asked tomorrow; answers memory in bytes.",
-        "parameters": [{"name": "lang", "in": "query", "schema": {"type": "string", "default": "en"}}],
+        "parameters": [{"name": "detail", "in": "query", "schema": {"type": "string", "default": "short"}}],
         "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/MemoryRequest"}}}},
         "responses": {"200": {"content": {"application/json": {}}}}}}
     tools = {tool.name: tool for tool in tools_from_spec(spec)}
     assert tools.keys() == TOOLS.keys() | {"estimateBatch", "newQuestion"}
     new = tools["newQuestion"]
     assert new.description == "Use for a question asked tomorrow; answers memory in bytes."
-    assert {"lang", "model", "hardware", "workload"} <= new.input_schema["properties"].keys()
+    assert {"detail", "lang", "model", "hardware", "workload"} <= new.input_schema["properties"].keys()
     assert {"$ref": "#/$defs/ModelSpec"} in new.input_schema["properties"]["model"]["oneOf"]
     assert tools["estimateBatch"].input_schema["required"] == ["items"]
 
