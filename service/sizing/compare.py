@@ -182,8 +182,7 @@ def _the_job(workload: Workload, target: Target | None, deadline_days: float | N
 def _overheads(given: float | None, notes: Notes) -> tuple[float, float, float]:
     if given is not None:
         return (given, given, given)
-    notes.assume("installation_overhead", INSTALLATION_OVERHEAD[1],
-                 "guide: racks, power, cooling, switches, storage and staff add 50-100 % of the card price")
+    notes.assume("installation_overhead", INSTALLATION_OVERHEAD[1], M.INSTALLATION_OVERHEAD())
     return INSTALLATION_OVERHEAD
 
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import defaults as d
+from . import messages as M
 from .inputs import EnergyInput, Notes
 from .units import DAYS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, WATTS_PER_KW
 
@@ -169,8 +170,7 @@ def ownership_answer(
     line; the cost of a million tokens at `tokens_per_s`, or of a run of `run_s` seconds."""
     low, typical, high = (overhead, overhead, overhead) if overhead is not None else INSTALLATION_OVERHEAD
     if overhead is None:
-        notes.assume("installation_overhead", typical, "guide: racks, power, cooling, switches, "
-                     "storage and staff add 50-100 % of the card price")
+        notes.assume("installation_overhead", typical, M.INSTALLATION_OVERHEAD())
     cards_cost = cards * card_price
     electricity = energy.electricity_cost_over_years
     total = cards_cost * (1 + typical) + electricity

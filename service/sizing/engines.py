@@ -162,11 +162,6 @@ DEFAULT_ENGINE_WHY = M.template(
     "engine_default_why", "no engine named: a tuned serving engine assumed, with vLLM's figures ({why}); name the "
     "engine for its own", "no engine was named: the default engine's figures are used")
 ENGINES[None] = replace(ENGINES[DEFAULT_ENGINE], why=DEFAULT_ENGINE_WHY(why=ENGINES[DEFAULT_ENGINE].why))
-# TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length, "attends to all
-# tokens in sequence" (triton-inference-server/tensorrtllm_backend docs/model_config.md @ 7bc57da0,
-# tensorrt_llm model, optional parameters): a sliding-window model keeps its whole context's KV.
-KV_WINDOW_SOURCE = ("TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length "
-                    "(tensorrtllm_backend docs/model_config.md)")
 ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
                   "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
                   "exllama": "exllamav2", "mlc": "mlc-llm", "gptfast": "gpt-fast"}

@@ -8,7 +8,7 @@ from . import defaults as d
 from . import messages as M
 from . import training as tr
 from . import weights
-from .engines import ENGINES, KV_WINDOW_SOURCE
+from .engines import ENGINES
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
@@ -238,10 +238,8 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     typical = sum(b for _, b in items)
     components = [Component(name, weights_bytes(model.params, b), f"{b:g} B/param") for name, b in items]
     method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
-    notes.assume("memory_method", method,
-                 "model states split evenly over the cards, as the guide does (ZeRO-3/FSDP-like)"
-                 if workload.zero_stage is None else
-                 f"DeepSpeed's accounting for ZeRO stage {workload.zero_stage} over the data-parallel cards")
+    notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
+                 M.MEMORY_DEEPSPEED(stage=workload.zero_stage))
     high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
                         workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
@@ -264,8 +262,7 @@ def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
         adapter_bytes = weights_bytes(model.params, extra)
         note = f"{extra:g} B/param (guide: LoRA 2.5-3 B/param); the layer shapes are not known"
         method, low_extra, high_extra = f"{workload.mode}-guide-rule", LORA_BYTES_PER_PARAM_LOW - 2.0, extra
-        notes.assume("lora_adapters", "guide rule", "adapter sizes need the layer shapes (a preset "
-                     "or hf_config); the guide's 2.5-3 B/param over a 16-bit base is used")
+        notes.assume("lora_adapters", "guide rule", M.LORA_GUIDE_RULE())
     components = [Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
                   Component("adapters, their gradients and optimizer state", adapter_bytes, note)]
     typical = (base + adapter_bytes) / model.params
@@ -339,10 +336,7 @@ def _kv_heads(model: ModelSpec) -> int | None:
 
 def _format_notes(model: ModelSpec, workload: Workload, notes: Notes) -> None:
     if workload.precision.keeps_embeddings and not model.embedding_params:
-        notes.assume("embedding_tables", "not known",
-                     f"{workload.precision.name} keeps embeddings and the output head in 16-bit; "
-                     "the model gives no vocab_size and hidden_size, so every weight is counted "
-                     "at the format's bits")
+        notes.assume("embedding_tables", "not known", M.EMBEDDINGS_UNKNOWN(precision=workload.precision.name))
 
 
 def _kv(model: ModelSpec, workload: Workload, notes: Notes):
@@ -359,16 +353,13 @@ def _kv(model: ModelSpec, workload: Workload, notes: Notes):
         per_layer, bytes_per_value, layers, workload.context_tokens, sliding, model.sliding_window)
     if model.sliding_layers and workload.context_tokens > (model.sliding_window or 0):
         if windowed:
-            notes.assume("sliding_window", model.sliding_window,
-                         f"{model.sliding_layers} of {model.layers} layers keep at most "
-                         f"{model.sliding_window} tokens of KV cache")
+            notes.assume("sliding_window", model.sliding_window, M.SLIDING_WINDOW(
+                sliding=model.sliding_layers, layers=model.layers, window=model.sliding_window))
         else:
             notes.assume("sliding_window", "not applied",
-                         f"every layer keeps the whole context's KV cache: {KV_WINDOW_SOURCE}; "
-                         f"the model's {model.sliding_window}-token window is not applied")
+                         M.SLIDING_NOT_APPLIED(why=M.TRTLLM_WINDOW(), window=model.sliding_window))
     if model.attention == "mla":
-        notes.assume("kv_cache_layout", "mla latent",
-                     f"multi-head latent attention caches {per_layer} values per token and layer")
+        notes.assume("kv_cache_layout", "mla latent", M.MLA_LATENT(values=per_layer))
     return per_token, per_sequence, per_sequence * workload.batch_size
 
 

@@ -195,6 +195,116 @@ DECODE_SKIPS_EMBEDDING = template(
     "each token reads one row of the input embedding table, every other weight once per step",
     "a decode step does not read the whole input embedding")
 
+# --- plans and recipes (placement.py, questions/placing.py)
+RECIPE_SEARCH = template(
+    "recipe_search",
+    "the fastest recipe that fits the cards' memory by the step model, among tensor parallelism inside a machine, "
+    "pipeline stages, interleaving, micro-batches 1-8, selective or full recomputation and the ZeRO stage; what "
+    "was given is kept",
+    "how the training recipe was chosen")
+PLAN_GIVEN = template("plan_given", "the plan given", "the caller gave the plan")
+PLAN_DATA_PARALLEL = template(
+    "plan_data_parallel", "data parallel: every card holds the whole model's activations",
+    "why the training plan is data parallel")
+PLAN_TENSOR_INSIDE = template(
+    "plan_tensor_inside",
+    "tensor parallelism inside a machine (and pipeline stages across machines): one card cannot hold a whole "
+    "copy's activations and model states",
+    "why the training plan splits the model")
+ZERO_EVEN_SPLIT = template(
+    "zero_even_split", "model states split evenly over all cards (FSDP, ZeRO-3-like), as the guide does",
+    "how model states are spread over the cards")
+ZERO_DISTRIBUTED_OPTIMIZER = template(
+    "zero_distributed_optimizer",
+    "a distributed optimizer (ZeRO-1): only the optimizer states split over the data-parallel copies, as "
+    "Megatron runs it",
+    "how model states are spread over the cards")
+FULL_LOAD_PLAN = template(
+    "full_load_plan",
+    "at full load the same cards serve most as {plan}: the full-load figures (max_total_tokens_per_s and its "
+    "kin) are for that plan",
+    "the plan the full-load figures are for")
+SCALING_IS_TRAINING = template(
+    "scaling_is_training", "scaling answers are for training; no mode given", "the scaling question trains")
+PIPELINE_FEWER_CARDS = template(
+    "pipeline_fewer_cards",
+    "the engine's tensor degree must divide the heads: {cards} cards; {fewer} would hold it with pipeline "
+    "parallelism ({plan}), at one card's bandwidth per stream (see alternatives)",
+    "fewer cards would hold the model with a pipeline")
+DEADLINE_LEAST_COUNT = template(
+    "deadline_least_count",
+    "the least count that finishes within {deadline_days:g} days (memory alone needs {memory_cards})",
+    "the count answered is the least that meets the deadline")
+
+# --- training's figures (training_time.py)
+FP8_RECIPE = template(
+    "fp8_recipe",
+    "fp8 training as Transformer Engine runs it: matmuls in fp8 with per-tensor scales, fp32 master weights and "
+    "optimizer state, a bf16 copy of the weights and bf16 gradients (the fp8 casts are transient), activations "
+    "kept in bf16",
+    "what fp8 training keeps in which format")
+LORA_FLOPS = template(
+    "lora_flops",
+    "LoRA's frozen base computes no weight gradients: forward 2 and backward to the activations 2 FLOPs per "
+    "parameter and token, against a full fine-tune's 6",
+    "LoRA's FLOPs per parameter and token")
+RECOMPUTE_FLOPS = template(
+    "recompute_flops",
+    "full recomputation runs each forward pass twice: {hardware:g} FLOPs per parameter and token in hardware "
+    "against {model} of model FLOPs; the MFU counts the model FLOPs, as published MFUs with recomputation do",
+    "full recomputation's extra FLOPs")
+STEP_MODEL = template(
+    "step_model",
+    "time = steps x the plan's step: micro-batches at the layers' efficiency ({efficiency:.0%} of dense peak "
+    "here), the exposed share of tensor-parallel collectives, the pipeline bubble (p-1)/(m v), and data-parallel "
+    "traffic the backward pass does not hide; {mfu:.0%} MFU all in. The guide's {guide:.0%} MFU and scaling "
+    "curve are reported beside it (time_s_guide_curve), not applied on top",
+    "how a training run's time is counted")
+RUN_GOODPUT = template(
+    "run_goodput",
+    "a whole run spends about {goodput:.0%} of its wall time in steady steps (restarts, checkpoints and "
+    "evaluation take the rest), fitted on published runs' GPU-hours; effective_mfu is the steady state",
+    "a whole run's share of steady steps")
+PUBLISHED_BATCH = template(
+    "published_batch", "the model's published batch: {source}", "the model's own training batch")
+
+# --- memory (memory.py)
+MEMORY_EVEN_SPLIT = template(
+    "memory_even_split", "model states split evenly over the cards, as the guide does (ZeRO-3/FSDP-like)",
+    "how training memory spreads model states")
+MEMORY_DEEPSPEED = template(
+    "memory_deepspeed", "DeepSpeed's accounting for ZeRO stage {stage} over the data-parallel cards",
+    "how training memory spreads model states under a ZeRO stage")
+LORA_GUIDE_RULE = template(
+    "lora_guide_rule",
+    "adapter sizes need the layer shapes (a preset or hf_config); the guide's 2.5-3 B/param over a 16-bit base "
+    "is used",
+    "LoRA memory by the guide's rule")
+EMBEDDINGS_UNKNOWN = template(
+    "embeddings_unknown",
+    "{precision} keeps embeddings and the output head in 16-bit; the model gives no vocab_size and hidden_size, "
+    "so every weight is counted at the format's bits",
+    "the embeddings cannot be counted apart")
+SLIDING_WINDOW = template(
+    "sliding_window", "{sliding} of {layers} layers keep at most {window} tokens of KV cache",
+    "sliding-window layers cap their KV cache")
+SLIDING_NOT_APPLIED = template(
+    "sliding_window_not_applied",
+    "every layer keeps the whole context's KV cache: {why}; the model's {window}-token window is not applied",
+    "the engine keeps the whole context despite the model's window")
+TRTLLM_WINDOW = template(
+    "trtllm_attention_window",
+    "TensorRT-LLM's max_attention_window_size defaults to the maximum sequence length (tensorrtllm_backend "
+    "docs/model_config.md)",
+    "why TensorRT-LLM keeps the whole context")
+MLA_LATENT = template(
+    "mla_latent", "multi-head latent attention caches {values} values per token and layer",
+    "what an MLA model caches")
+INSTALLATION_OVERHEAD = template(
+    "installation_overhead",
+    "guide: racks, power, cooling, switches, storage and staff add 50-100 % of the card price",
+    "the guide's installation overhead")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",

@@ -481,10 +481,7 @@ def _recipe_note(chosen: Workload, placed: Placement, notes: Notes) -> None:
         "a distributed optimizer (ZeRO-1)" if chosen.zero_stage == 1 else f"ZeRO-{chosen.zero_stage}")
     virtual = f", {chosen.virtual_stages} interleaved stages a card" if par.pipeline > 1 else ""
     notes.assume("training_recipe", f"{par.describe()}, micro-batch {chosen.batch_size}, "
-                 f"{chosen.recompute} recomputation, {stage}{virtual}",
-                 "the fastest recipe that fits the cards' memory by the step model, among tensor "
-                 "parallelism inside a machine, pipeline stages, interleaving, micro-batches 1-8, "
-                 "selective or full recomputation and the ZeRO stage; what was given is kept")
+                 f"{chosen.recompute} recomputation, {stage}{virtual}", M.RECIPE_SEARCH())
 
 
 _PlaceTraining = Callable[[Parallelism, int | None, int, int, bool], Placement]  # group, stage, copies, cards, given
@@ -576,20 +573,14 @@ def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> Non
     if asked.idle_cards:
         notes.warn(M.IDLE_CARDS_MULTIPLE(plan=par.describe(), idle=asked.idle_cards, cards=asked.cards))
     if asked.given:
-        notes.assume("parallelism", par.describe(), "the plan given")
+        notes.assume("parallelism", par.describe(), M.PLAN_GIVEN())
     elif par.model_parallel == 1:
-        notes.assume("parallelism", par.describe(),
-                     "data parallel: every card holds the whole model's activations")
+        notes.assume("parallelism", par.describe(), M.PLAN_DATA_PARALLEL())
     else:
-        notes.assume("parallelism", par.describe(),
-                     "tensor parallelism inside a machine (and pipeline stages across machines): "
-                     "one card cannot hold a whole copy's activations and model states")
+        notes.assume("parallelism", par.describe(), M.PLAN_TENSOR_INSIDE())
     if workload.zero_stage is None:
         notes.assume("zero_stage", "guide even split" if asked.zero_stage is None else asked.zero_stage,
-                     "model states split evenly over all cards (FSDP, ZeRO-3-like), as the guide "
-                     "does" if asked.zero_stage is None else
-                     "a distributed optimizer (ZeRO-1): only the optimizer states split over the "
-                     "data-parallel copies, as Megatron runs it")
+                     M.ZERO_EVEN_SPLIT() if asked.zero_stage is None else M.ZERO_DISTRIBUTED_OPTIMIZER())
 
 
 # --- the fit, as answered -------------------------------------------------------------------

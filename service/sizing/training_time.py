@@ -180,9 +180,7 @@ def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:
     return Cluster(fabric, interconnect_bytes_per_s(card, notes))
 
 
-FP8_RECIPE_NOTE = ("fp8 training as Transformer Engine runs it: matmuls in fp8 with per-tensor "
-                   "scales, fp32 master weights and optimizer state, a bf16 copy of the weights and "
-                   "bf16 gradients (the fp8 casts are transient), activations kept in bf16")
+FP8_RECIPE_NOTE = M.FP8_RECIPE()
 
 
 def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
@@ -204,7 +202,7 @@ def global_batch(model: ModelSpec, workload: Workload, notes: Notes) -> float:
         return workload.global_batch_tokens
     if model.training_batch_tokens:
         return notes.use("global_batch_tokens", None, d.Default(
-            model.training_batch_tokens, f"the model's published batch: {model.training_batch_source}"))
+            model.training_batch_tokens, M.PUBLISHED_BATCH(source=model.training_batch_source)))
     return notes.use("global_batch_tokens", None, d.GLOBAL_BATCH_TOKENS)
 
 
@@ -298,14 +296,10 @@ def training_answer(
 
 def _flops_notes(workload: Workload, model_per_token: int, per_token: float, notes: Notes) -> None:
     if workload.adapters:
-        notes.assume("flops_per_param_token", model_per_token,
-                     "LoRA's frozen base computes no weight gradients: forward 2 and backward to "
-                     "the activations 2 FLOPs per parameter and token, against a full fine-tune's 6")
+        notes.assume("flops_per_param_token", model_per_token, M.LORA_FLOPS())
     if per_token != model_per_token:
         notes.assume("hardware_flops_per_param_token", per_token,
-                     f"full recomputation runs each forward pass twice: {per_token:g} FLOPs per "
-                     f"parameter and token in hardware against {model_per_token} of model FLOPs; "
-                     "the MFU counts the model FLOPs, as published MFUs with recomputation do")
+                     M.RECOMPUTE_FLOPS(hardware=per_token, model=model_per_token))
 
 
 @dataclass(frozen=True)
@@ -554,13 +548,6 @@ def _guide_efficiency(cards: int, given: float | None) -> float:
     return given if given is not None else scaling_efficiency(cards)
 
 
-STEP_MODEL_NOTE = ("time = steps x the plan's step: micro-batches at the layers' efficiency "
-                   "({efficiency:.0%} of dense peak here), the exposed share of tensor-parallel "
-                   "collectives, the pipeline bubble (p-1)/(m v), and data-parallel traffic the "
-                   "backward pass does not hide; {mfu:.0%} MFU all in. The guide's {guide:.0%} MFU "
-                   "and scaling curve are reported beside it (time_s_guide_curve), not applied on "
-                   "top")
-
 
 def _method(workload: Workload, step: Step, step_mfu: float, notes: Notes) -> tuple[str, float, float]:
     """(method, MFU, scaling efficiency) the time is priced at: the step model's own all-in MFU,
@@ -569,13 +556,10 @@ def _method(workload: Workload, step: Step, step_mfu: float, notes: Notes) -> tu
         return "given scaling efficiency", workload.mfu, workload.scaling_efficiency
     if workload.mfu_given:
         return "given MFU", workload.mfu, 1.0
-    notes.assume("training_time_method", "step model", STEP_MODEL_NOTE.format(
+    notes.assume("training_time_method", "step model", M.STEP_MODEL(
         efficiency=step_mfu / step.efficiency, mfu=step_mfu, guide=d.MFU.value))
     goodput = STEP_CONSTANTS.run_goodput
-    notes.assume("run_goodput", goodput,
-                 f"a whole run spends about {goodput:.0%} of its wall time in steady steps (restarts, "
-                 "checkpoints and evaluation take the rest), fitted on published runs' GPU-hours; "
-                 "effective_mfu is the steady state")
+    notes.assume("run_goodput", goodput, M.RUN_GOODPUT(goodput=goodput))
     return "step model", step_mfu * goodput, 1.0
 
 

@@ -85,9 +85,7 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
         full_load = plan.full_load
         described = full_load[0].parallelism.describe()
-        notes.assume("full_load_parallelism", described,
-                     f"at full load the same cards serve most as {described}: "
-                     "the full-load figures (max_total_tokens_per_s and its kin) are for that plan")
+        notes.assume("full_load_parallelism", described, M.FULL_LOAD_PLAN(plan=described))
     return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
                    full_load)
 
@@ -219,7 +217,7 @@ def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...
     notes = Notes()
     card_warnings(cards, notes)
     if default_mode is not None and workload.mode is None:
-        notes.assume("mode", default_mode, "scaling answers are for training; no mode given")
+        notes.assume("mode", default_mode, M.SCALING_IS_TRAINING())
         workload = replace(workload, mode=default_mode)
     resolved = resolve_workload(workload, notes, model, cards)
     if inference_only is not None and resolved.training:
@@ -246,7 +244,7 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
     par = shown.parallelism
     name = workload.engine or "a serving engine (no engine named)"
     if shown.given:
-        why = "the plan given"
+        why: str = M.PLAN_GIVEN()
     elif engine.split == "layer":
         why = (f"{name} splits the layers over every card: a token visits the cards in turn, so "
                "one stream reads no faster than on one card")
@@ -265,11 +263,8 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
         notes.warn(M.TENSOR_SPANS_MACHINES(cards=par.tensor))
     fewer, least = placements.fewer, placements.least
     if fewer is not None and least is not None:
-        notes.assume("cards_needed", least.cards,
-                     f"the engine's tensor degree must divide the heads: {least.cards} cards; "
-                     f"{fewer.cards} would hold it with pipeline parallelism "
-                     f"({fewer.parallelism.describe()}), at one card's bandwidth per stream "
-                     "(see alternatives)")
+        notes.assume("cards_needed", least.cards, M.PIPELINE_FEWER_CARDS(
+            cards=least.cards, fewer=fewer.cards, plan=fewer.parallelism.describe()))
 
 
 BUBBLE_WARNING_SHARE = 0.2  # of a step; beyond it the plan wastes a fifth of its cards' time

@@ -60,8 +60,8 @@ def scaling(
     if by_deadline[0] is not None and deadline_days is not None:
         if hardware.count is None:  # the answer is the deadline's count, said as asking with it says it
             notes = opened
-            notes.assume("cards", by_deadline[0], f"the least count that finishes within {deadline_days:g} "
-                         f"days (memory alone needs {job.fit.cards_needed})")
+            notes.assume("cards", by_deadline[0], M.DEADLINE_LEAST_COUNT(deadline_days=deadline_days,
+                                                                          memory_cards=job.fit.cards_needed))
             at = place_training(model, resolved, replace(hardware, count=by_deadline[0]), notes)
             answer, plan = at.answer, plan_shown(at.placement, at.answer)
         else:
