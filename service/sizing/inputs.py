@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from . import defaults as d
+from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
@@ -300,13 +301,10 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
         raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
     key, value = rate
     if key in HALF:
-        caveat = ", which overstates fp32 compute" if keys[0] == "fp32" else ""
-        notes.assume(f"{field}.precision", key,
-                     f"{card.id} lists no {keys[0]} rate; its {key} rate is used{caveat}")
+        said = M.RATE_MISSING_OVERSTATES if keys[0] == "fp32" else M.RATE_MISSING
+        notes.assume(f"{field}.precision", key, said(card=card.id, wanted=keys[0], key=key))
     elif key == "fp32":
-        notes.assume(f"{field}.precision", "fp32",
-                     f"{card.id} lists no {keys[0]} or half-precision rate; its FP32 rate is used "
-                     "as a floor")
+        notes.assume(f"{field}.precision", "fp32", M.RATE_FP32_FLOOR(card=card.id, wanted=keys[0]))
     else:
         say_derived_half_precision(card, notes)
     return value
@@ -319,8 +317,7 @@ def say_derived_half_precision(card: Card, notes: Notes) -> None:
     if rate is None or rate[0] in HALF or rate[0] == "fp32":
         return
     key, value = rate
-    notes.assume(f"{card.id}.dense_tflops_half_precision", value / TERA,
-                 f"{card.id}: no half-precision figure is given; derived as dense {key.upper()} / 2")
+    notes.assume(f"{card.id}.dense_tflops_half_precision", value / TERA, M.HALF_DERIVED(card=card.id, key=key.upper()))
 
 
 def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
@@ -328,9 +325,7 @@ def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
     if card.interconnect_bytes_per_s is not None:
         return card.interconnect_bytes_per_s
     if card.interconnect == "pcie":
-        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S,
-                     f"{card.id} gives no interconnect figure; the guide's PCIe figure for its"
-                     " line is used")
+        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S, M.INTERCONNECT_LINE(card=card.id))
         return PCIE_LINE_GB_PER_S * GB
     return None
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, overload
 
 from . import defaults as d
+from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card
 from .host import rack_domain
 from .units import GB
@@ -47,17 +48,15 @@ def card_link(card: Card, notes, floor: bool = True) -> Link | None:
         if kind != "pcie" and not floor:
             return None
         quoted = PCIE_LINE_GB_PER_S * GB
-        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S,
-                     f"{card.id} gives no interconnect figure; the guide's PCIe figure (64 GB/s per "
-                     "card, both directions) is used" + ("" if kind == "pcie" else
-                                                         " as a floor for its dedicated link"))
+        said = M.INTERCONNECT_PCIE if kind == "pcie" else M.INTERCONNECT_PCIE_FLOOR
+        notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S, said(card=card.id, pcie_gb_per_s=PCIE_LINE_GB_PER_S))
         kind = "pcie"
     efficiency, latency = d.LINK_EFFICIENCY[kind], d.LINK_LATENCY_S[kind]
     name = card.interconnect_name or ("PCIe" if kind == "pcie" else "dedicated link")
     link = Link(name, quoted / 2 * efficiency.value, latency.value,
-                f"{quoted / GB:g} GB/s both ways, {quoted / 2 / GB:g} each way at "
-                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective", quoted)
-    notes.assume("link", link.name, f"{link.note} ({efficiency.note}; {latency.note})")
+                M.LINK_RATES(both_bytes_per_s=quoted, each_bytes_per_s=quoted / 2, efficiency=efficiency.value,
+                             latency_s=latency.value), quoted)
+    notes.assume("link", link.name, M.LINK_NOTE(rates=link.note, efficiency=efficiency.note, latency=latency.note))
     return link
 
 
@@ -137,9 +136,8 @@ def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, not
         efficiency, latency = d.LINK_EFFICIENCY["pcie"], d.LINK_LATENCY_S["pcie"]
         slot = Link(f"PCIe ({quoted / GB:g} GB/s)", quoted / 2 * efficiency.value, latency.value,
                     f"beyond the {card.link_domain_cards} cards its bridge joins", quoted)
-        notes.assume("link_domain_cards", card.link_domain_cards,
-                     f"{card.id}'s {inside.name} joins {card.link_domain_cards} cards; larger groups "
-                     f"talk over {slot.name}")
+        notes.assume("link_domain_cards", card.link_domain_cards, M.LINK_DOMAIN(
+            card=card.id, link=inside.name, cards=card.link_domain_cards, slot=slot.name))
     return Fabric(inside, slot, card.link_domain_cards, network_link(card, per_machine, network_gb_per_s, notes),
                   per_machine)
 

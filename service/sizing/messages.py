@@ -305,6 +305,42 @@ INSTALLATION_OVERHEAD = template(
     "guide: racks, power, cooling, switches, storage and staff add 50-100 % of the card price",
     "the guide's installation overhead")
 
+# --- cards' rates and links (inputs.py, links.py)
+RATE_MISSING = template(
+    "rate_missing", "{card} lists no {wanted} rate; its {key} rate is used",
+    "the card lacks the rate asked for; another of its rates stands in")
+RATE_MISSING_OVERSTATES = template(
+    "rate_missing_overstates", "{card} lists no {wanted} rate; its {key} rate is used, which overstates fp32 compute",
+    "the card lacks an fp32 rate; its half-precision rate stands in and overstates it")
+RATE_FP32_FLOOR = template(
+    "rate_fp32_floor", "{card} lists no {wanted} or half-precision rate; its FP32 rate is used as a floor",
+    "the card lacks a half-precision rate; its FP32 rate is a floor")
+HALF_DERIVED = template(
+    "half_precision_derived", "{card}: no half-precision figure is given; derived as dense {key} / 2",
+    "the card's half-precision rate is derived from its INT8 or FP8 rate")
+INTERCONNECT_LINE = template(
+    "interconnect_line", "{card} gives no interconnect figure; the guide's PCIe figure for its line is used",
+    "the card has no interconnect figure; the guide's PCIe figure stands in")
+INTERCONNECT_PCIE = template(
+    "interconnect_pcie",
+    "{card} gives no interconnect figure; the guide's PCIe figure ({pcie_gb_per_s:g} GB/s per card, both "
+    "directions) is used",
+    "the card has no interconnect figure; the guide's PCIe figure stands in")
+INTERCONNECT_PCIE_FLOOR = template(
+    "interconnect_pcie_floor",
+    "{card} gives no interconnect figure; the guide's PCIe figure ({pcie_gb_per_s:g} GB/s per card, both "
+    "directions) is used as a floor for its dedicated link",
+    "the card's dedicated link has no figure; the guide's PCIe figure is its floor")
+LINK_RATES = template(
+    "link_rates",
+    "{both_bytes_per_s:GB|g} GB/s both ways, {each_bytes_per_s:GB|g} each way at {efficiency:.0%}; "
+    "{latency_s:us|g} us a collective",
+    "a link's rates as the collectives use them")
+LINK_NOTE = template("link_note", "{rates} ({efficiency}; {latency})", "a link's rates and where they come from")
+LINK_DOMAIN = template(
+    "link_domain", "{card}'s {link} joins {cards} cards; larger groups talk over {slot}",
+    "the card's bridge joins only some cards")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",
