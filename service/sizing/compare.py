@@ -142,7 +142,7 @@ def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...]
     notes, resolved = opening(model, workload, cards=cards)
     _the_job(resolved, target, deadline_days)
     horizon = notes.use("years", years, d.YEARS)
-    order = notes.use("rank_by", rank_by, d.Default("cost_of_ownership", "the cheapest to own first"))
+    order = notes.use("rank_by", rank_by, d.Default("cost_of_ownership", M.CHEAPEST_FIRST()))
     overheads = _overheads(overhead, notes)
     energy = replace(energy, years=horizon, machines=1)
     raw = [_option(model, workload, resolved, offer, target, deadline_days, energy, overheads, notes)

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from . import messages as M
 from .cards import Card
 from .catalog import catalog, read_data
 from .units import GIB, WATTS_PER_KW
@@ -195,22 +196,16 @@ def _in_servers(card: Card) -> bool:
 def power_basis(card: Card, table: PowerTable | None = None) -> str:
     """Where host_sizing's typical power for these cards comes from, in words."""
     if not _in_servers(card):
-        return (f"rated card power plus {PLATFORM_W} W for each machine's CPU, board, drives and "
-                "fans, summed over the machines")
+        return M.POWER_CARDS_PLUS_PLATFORM(platform_w=PLATFORM_W)
     if card.kind == "tier":
-        return ("servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3), "
-                "summed over the servers")
+        return M.POWER_GUIDE_SERVERS()
     table = table or packaged_power_table()
     found = table.platform_for(card.id) if card.kind == "card" else None
     share = table.share
     if found is not None:
-        return (f"{found.name}: {found.max_power_w / WATTS_PER_KW:g} kW at most for "
-                f"{found.cards_per_machine} cards as its vendor publishes it; a machine with fewer "
-                f"cards draws {_base_w(found, share) / WATTS_PER_KW:.1f} kW plus their share of the "
-                "rest; summed over the machines")
-    return (f"no published figure for a machine of {card.id}: {share.card_factor:.2f} x the cards' "
-            f"power plus {share.base_w / WATTS_PER_KW:.1f} kW a machine, fitted on the published "
-            "platforms; summed over the machines")
+        return M.POWER_PLATFORM(platform=found.name, max_w=found.max_power_w, cards=found.cards_per_machine,
+                                base_w=_base_w(found, share))
+    return M.POWER_FITTED_SHARE(card=card.id, card_factor=share.card_factor, base_w=share.base_w)
 
 
 def machine_loads(cards: int, per_machine: int) -> tuple[tuple[int, int], ...]:

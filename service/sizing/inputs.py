@@ -202,11 +202,10 @@ def _kv_default(precision: str, engine: str | None, cards_compute_fp8: bool = Tr
     """The KV cache's format when none is given: the weights' for fp32, FP8 where the engine
     quantises it with its quantised checkpoints and the cards asked compute FP8, else 16-bit."""
     if precision == "fp32":
-        return d.Default("fp32", "KV cache in fp32 like the weights")
+        return d.Default("fp32", M.KV_FP32())
     if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS and cards_compute_fp8:
-        return d.Default("fp8", f"{engine} quantises the KV cache to FP8 with {precision} checkpoints "
-                                "(kv_cache_quant_algo FP8), as its published runs do")
-    return d.Default("bf16", "KV cache in half precision")
+        return d.Default("fp8", M.KV_FP8_ENGINE(engine=engine, precision=precision))
+    return d.Default("bf16", M.KV_HALF())
 
 
 _TRAINING_OFF = {
@@ -234,7 +233,7 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
 
 def _context_default(given: WorkloadInput) -> d.Default:
     if given.prompt_tokens is not None and given.output_tokens is not None:
-        return d.Default(given.prompt_tokens + given.output_tokens, "prompt plus output tokens")
+        return d.Default(given.prompt_tokens + given.output_tokens, M.CONTEXT_PROMPT_PLUS_OUTPUT())
     return d.CONTEXT_TOKENS
 
 
@@ -260,12 +259,11 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
                                 f"({context}): leave at least one token for the {other}", field)
     if output is None:
         rest = context - (prompt or 0)
-        default = d.Default(max(1, rest), "the rest of the context is generated") if prompt is not None else \
+        default = d.Default(max(1, rest), M.OUTPUT_IS_REST()) if prompt is not None else \
             d.Default(max(1, min(d.OUTPUT_TOKENS, context // 2)), d.OUTPUT_TOKENS_NOTE)
         output = notes.use("output_tokens", None, default)
     if prompt is None:
-        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output),
-                                                           "the rest of the context is prompt"))
+        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output), M.PROMPT_IS_REST()))
     return prompt, output
 
 

@@ -76,9 +76,8 @@ def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, not
 def _network_default(card: Card, per_machine: int) -> d.Default:
     domain = rack_domain(card)
     if domain is not None and domain.network_gb_per_s and per_machine == domain.cards_per_machine:
-        return d.Default(domain.network_gb_per_s, f"per machine, between machines: the {domain.name}'s "
-                         f"scale-out network, {domain.network_gb_per_s:g} GB/s for its "
-                         f"{domain.cards_per_machine} cards (a NIC port per card)")
+        return d.Default(domain.network_gb_per_s, M.RACK_NETWORK(
+            domain=domain.name, network_gb_per_s=domain.network_gb_per_s, cards=domain.cards_per_machine))
     return d.Default(d.NETWORK_GB_PER_S_PER_MACHINE[card.line], d.NETWORK_NOTE)
 
 

@@ -341,6 +341,71 @@ LINK_DOMAIN = template(
     "link_domain", "{card}'s {link} joins {cards} cards; larger groups talk over {slot}",
     "the card's bridge joins only some cards")
 
+# --- machines and their power (plan.py, host.py, links.py)
+LINE_WORDS = {line: template(f"line_{line}", line, f"the {line} product line, by name")
+              for line in ("consumer", "workstation", "datacenter")}
+MACHINE_HOLDS = {
+    "datacenter": template(
+        "machine_holds_datacenter",
+        "a data-centre server holds 8 cards (an HGX/OAM baseboard or an 8-slot PCIe server)",
+        "the cards a data-centre machine holds"),
+    "workstation": template(
+        "machine_holds_workstation", "a workstation tower holds 4 dual-slot cards",
+        "the cards a workstation holds"),
+    "consumer": template(
+        "machine_holds_consumer",
+        "a consumer build holds at most 4 cards (workstation-class board, risers, two supplies; a plain desktop "
+        "takes 2)",
+        "the cards a consumer build holds"),
+}
+RACK_DOMAIN = template(
+    "rack_domain",
+    "the {domain} is one NVLink domain of {cards} cards: collectives inside it stay on NVLink",
+    "a rack-scale NVLink domain is one machine")
+RACK_NETWORK = template(
+    "rack_network",
+    "per machine, between machines: the {domain}'s scale-out network, {network_gb_per_s:g} GB/s for its {cards} "
+    "cards (a NIC port per card)",
+    "a rack's scale-out network")
+POWER_CARDS_PLUS_PLATFORM = template(
+    "power_cards_plus_platform",
+    "rated card power plus {platform_w} W for each machine's CPU, board, drives and fans, summed over the "
+    "machines",
+    "a desktop's or workstation's power")
+POWER_GUIDE_SERVERS = template(
+    "power_guide_servers",
+    "servers at 10-12 kW per 8 x 700 W cards, scaled by the cards' power (guide 4.3), summed over the servers",
+    "a guide tier's server power")
+POWER_PLATFORM = template(
+    "power_platform",
+    "{platform}: {max_w:kW|g} kW at most for {cards} cards as its vendor publishes it; a machine with fewer "
+    "cards draws {base_w:kW|.1f} kW plus their share of the rest; summed over the machines",
+    "a published platform's power")
+POWER_FITTED_SHARE = template(
+    "power_fitted_share",
+    "no published figure for a machine of {card}: {card_factor:.2f} x the cards' power plus {base_w:kW|.1f} kW a "
+    "machine, fitted on the published platforms; summed over the machines",
+    "a machine's power from the fit on published platforms")
+
+# --- requests' defaults (inputs.py, compare.py, ranking.py)
+KV_FP32 = template("kv_fp32", "KV cache in fp32 like the weights", "the KV cache follows fp32 weights")
+KV_FP8_ENGINE = template(
+    "kv_fp8_engine",
+    "{engine} quantises the KV cache to FP8 with {precision} checkpoints (kv_cache_quant_algo FP8), as its "
+    "published runs do",
+    "the engine's FP8 KV cache with quantised checkpoints")
+KV_HALF = template("kv_half", "KV cache in half precision", "the KV cache's default format")
+CONTEXT_PROMPT_PLUS_OUTPUT = template(
+    "context_prompt_plus_output", "prompt plus output tokens", "the context is the request's prompt and output")
+OUTPUT_IS_REST = template("output_is_rest", "the rest of the context is generated", "the output fills the context")
+PROMPT_IS_REST = template("prompt_is_rest", "the rest of the context is prompt", "the prompt fills the context")
+CHEAPEST_FIRST = template("cheapest_first", "the cheapest to own first", "the default order of a comparison")
+GUIDE_WEIGHTS = template(
+    "guide_weights", "the guide's weights for the {line} line", "the ranking's weights are the guide's")
+RANK_COUNT = template(
+    "rank_count", "the cards the model needs, up to one {line} machine's {cards}: {why}",
+    "how many cards a ranked card is tried with")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from . import defaults as d
+from . import messages as M
 from .cards import Card
 from .errors import InvalidInputError
 from .host import rack_domain
@@ -28,12 +29,7 @@ from .model import ModelSpec
 # dual-slot cards in a workstation tower; 4 consumer cards on a workstation-class board with
 # risers and two supplies (a plain desktop takes 2, the second slot often x8).
 CARDS_PER_MACHINE = {"datacenter": 8, "workstation": 4, "consumer": 4}
-CARDS_PER_MACHINE_NOTE = {
-    "datacenter": "a data-centre server holds 8 cards (an HGX/OAM baseboard or an 8-slot PCIe server)",
-    "workstation": "a workstation tower holds 4 dual-slot cards",
-    "consumer": "a consumer build holds at most 4 cards (workstation-class board, risers, two "
-                "supplies; a plain desktop takes 2)",
-}
+CARDS_PER_MACHINE_NOTE = {line: said() for line, said in M.MACHINE_HOLDS.items()}
 
 
 @dataclass(frozen=True)
@@ -150,8 +146,7 @@ def cards_per_machine(card: Card, given: int | None, notes) -> int:
     domain = rack_domain(card)
     if domain is not None:
         return notes.use("cards_per_machine", None, d.Default(
-            domain.cards_per_machine, f"the {domain.name} is one NVLink domain of "
-            f"{domain.cards_per_machine} cards: collectives inside it stay on NVLink"))
+            domain.cards_per_machine, M.RACK_DOMAIN(domain=domain.name, cards=domain.cards_per_machine)))
     return notes.use("cards_per_machine", None,
                      d.Default(CARDS_PER_MACHINE[card.line], CARDS_PER_MACHINE_NOTE[card.line]))
 

@@ -153,13 +153,12 @@ def rank_cards(
     cards = tuple({card.id: card for card in cards}.values())  # one row per card, in order
     if weights is None:
         weights = WEIGHTS[line]
-        notes.assume("weights", line, f"the guide's weights for the {line} line")
+        notes.assume("weights", line, M.GUIDE_WEIGHTS(line=M.LINE_WORDS[line]()))
     weights = check_weights(weights)
     kept, excluded = list(cards), []
     if model is not None:
-        limit = notes.use("count", count, d.Default(
-            CARDS_PER_MACHINE[line], f"the cards the model needs, up to one {line} machine's "
-            f"{CARDS_PER_MACHINE[line]}: {CARDS_PER_MACHINE_NOTE[line]}"))
+        limit = notes.use("count", count, d.Default(CARDS_PER_MACHINE[line], M.RANK_COUNT(
+            line=M.LINE_WORDS[line](), cards=CARDS_PER_MACHINE[line], why=CARDS_PER_MACHINE_NOTE[line])))
         resolved = resolve_workload(workload, notes, model)
         context_warning(model, resolved.context_tokens, notes)
         kept = []
