@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import defaults as d
+from . import messages as M
 from .cards import Card
 from .engines import ENGINES
 from .host import host_sizing
@@ -169,23 +170,22 @@ def _met(card: Card, best: _Option, per_machine: int, target: Target, count: int
         time_to_first_token_s=best.point.time_to_first_token_s,
         time_per_output_token_s=best.point.step_s,
         total_tokens_per_s=per_user * users, power_w=host.typical_power_w,
-        reason=(f"{best.copies} cop{'y' if best.copies == 1 else 'ies'} of {best.group.describe()} "
-                f"({par.cards} x {card.id}), each running {best.batch} sequences at "
-                f"{per_user:.1f} tokens/s per user (up to {best.most} within the target)"))
+        reason=(M.TARGET_MET_ONE_COPY if best.copies == 1 else M.TARGET_MET_COPIES)(
+            copies=best.copies, plan=best.group.describe(), cards=par.cards, card=card.id, sequences=best.batch,
+            per_user=per_user, most=best.most))
 
 
 def _unmet(card: Card, target: Target, closest, tried: int) -> CapacityAnswer:
     if tried == 0 or closest is None:
-        reason = f"no plan holds the model and one sequence on {card.id} cards"
+        reason = M.NO_PLAN_HOLDS_ONE(card=card.id)
     else:
         speed, ttft, group = closest
         wants = []
         if target.tokens_per_s_per_user is not None and speed < target.tokens_per_s_per_user:
-            wants.append(f"{target.tokens_per_s_per_user:g} tokens/s per user asked, at most "
-                         f"{speed:.1f} on any plan tried (best: {group.describe()})")
+            wants.append(M.TARGET_SPEED_MISSED(asked=target.tokens_per_s_per_user, speed=speed,
+                                               plan=group.describe()))
         if target.ttft_s is not None and ttft > target.ttft_s:
-            wants.append(f"first token within {target.ttft_s:g} s asked, a prompt alone takes "
-                         f"{ttft:.2f} s")
-        reason = "; ".join(wants) or "the target is not met on any plan tried"
+            wants.append(M.TARGET_TTFT_MISSED(asked_s=target.ttft_s, ttft_s=ttft))
+        reason = M.CLAUSES(clauses=tuple(wants)) if wants else M.TARGET_NOT_MET()
     return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
                           reason)

@@ -236,8 +236,8 @@ def _serving(model: ModelSpec, workload: Workload, hardware: HardwareInput, targ
     if not needed.meets_target:
         return _Reached(False, needed.reason, count, None, None)
     if count is not None and count < (needed.cards or 0):
-        return _Reached(False, f"the target needs {needed.cards} x {hardware.card.id} "
-                               f"({needed.reason}); {count} given", count, needed.cards, None)
+        return _Reached(False, M.TARGET_NEEDS_MORE(cards=needed.cards, card=hardware.card.id, reason=needed.reason,
+                                                   given=count), count, needed.cards, None)
     at = needed if count is None else capacity_for(model, workload, hardware, target, notes, count)
     return _Reached(True, at.reason, at.cards, needed.cards, at.parallelism, at.tokens_per_s_per_user,
                     at.total_tokens_per_s, at.time_to_first_token_s)

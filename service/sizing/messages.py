@@ -406,6 +406,60 @@ RANK_COUNT = template(
     "rank_count", "the cards the model needs, up to one {line} machine's {cards}: {why}",
     "how many cards a ranked card is tried with")
 
+# --- serving a target (capacity.py), recommending (recommend.py), comparing (compare.py)
+TARGET_MET_ONE_COPY = template(
+    "target_met_one_copy",
+    "{copies} copy of {plan} ({cards} x {card}), each running {sequences} sequences at {per_user:.1f} tokens/s "
+    "per user (up to {most} within the target)",
+    "the plan that meets the serving target")
+TARGET_MET_COPIES = template(
+    "target_met_copies",
+    "{copies} copies of {plan} ({cards} x {card}), each running {sequences} sequences at {per_user:.1f} "
+    "tokens/s per user (up to {most} within the target)",
+    "the plan that meets the serving target")
+NO_PLAN_HOLDS_ONE = template(
+    "no_plan_holds_one_sequence", "no plan holds the model and one sequence on {card} cards",
+    "the card cannot serve the model at all")
+TARGET_SPEED_MISSED = template(
+    "target_speed_missed",
+    "{asked:g} tokens/s per user asked, at most {speed:.1f} on any plan tried (best: {plan})",
+    "the speed per user asked is out of reach")
+TARGET_TTFT_MISSED = template(
+    "target_ttft_missed", "first token within {asked_s:g} s asked, a prompt alone takes {ttft_s:.2f} s",
+    "the time to first token asked is out of reach")
+TARGET_NOT_MET = template(
+    "target_not_met", "the target is not met on any plan tried", "the target is out of reach")
+INFERENCE_CARD = template(
+    "inference_card", "{card} is an inference card: no half-precision training rate",
+    "the card cannot train")
+NEEDS_MORE_CARDS = template(
+    "needs_more_cards",
+    "on {limit} card(s) each needs {need_bytes:GB|.1f} GB, {usable_bytes:GB|.1f} GB usable; {cards} cards would "
+    "hold it",
+    "the job needs more cards than allowed")
+NEEDS_ANY_CARDS = template(
+    "needs_any_cards",
+    "on {limit} card(s) each needs {need_bytes:GB|.1f} GB, {usable_bytes:GB|.1f} GB usable; no number of cards "
+    "would hold it",
+    "no count of the card holds the job")
+CARD_POWER_OVER = template(
+    "card_power_over", "{power_w:g} W per card exceeds the {allowed_w:g} W allowed", "the card draws too much")
+MACHINES_POWER_OVER = template(
+    "machines_power_over", "{cards} cards in their machines draw {power_w:,.0f} W, over the {allowed_w:,.0f} W "
+    "allowed in all", "the machines draw too much in all")
+OVER_BUDGET = template(
+    "over_budget", "{cards} cards cost {total:,.0f}, over the budget of {budget:,.0f}", "the cards cost too much")
+CARDS_HOLD_IT = template(
+    "cards_hold_it",
+    "{cards} x {card} hold it ({need_bytes:GB|.1f} GB of {usable_bytes:GB|.1f} GB usable each); {figure} {value:,.1f}",
+    "the cards hold the job, and the figure they are ranked by")
+MUST_NOT_SPLIT = template(
+    "must_not_split", "the target needs the model split over {cards} cards, and it must not be",
+    "the target needs a split the constraints forbid")
+TARGET_NEEDS_MORE = template(
+    "target_needs_more", "the target needs {cards} x {card} ({reason}); {given} given",
+    "the cards given are fewer than the target needs")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",

@@ -25,7 +25,6 @@ from .placement import cards_needed
 from .plan import cards_per_machine
 from .questions import place_serving, place_training
 from .throughput import decode_speed
-from .units import GB
 from .zh import say_zh
 
 # Cards one machine holds when the model may be split; a training cluster may grow to
@@ -206,17 +205,17 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
         "total_tokens_per_s" if workload.batch_size > 1 else "decode_tokens_per_s_expected")
     if workload.training and card.tier in INFERENCE_ONLY_TIERS:
         return Candidate(card, None, False, figure, None, None, None,
-                         f"{card.id} is an inference card: no half-precision training rate")
+                         M.INFERENCE_CARD(card=card.id))
     limit = _max_cards(card.line, c, workload)
     count, usable = cards_needed(model, workload, card, breakdown)
     if count is None or count > limit:
-        need = _job(model, workload, card, limit, notes, breakdown).fit.need_bytes_per_card / GB
-        return Candidate(card, count, False, figure, None, None, None,
-                         f"on {limit} card(s) each needs {need:.1f} GB, {usable / GB:.1f} GB "
-                         f"usable; {count or 'no number of'} cards would hold it")
+        need = _job(model, workload, card, limit, notes, breakdown).fit.need_bytes_per_card
+        said = M.NEEDS_MORE_CARDS(limit=limit, need_bytes=need, usable_bytes=usable, cards=count) if count else \
+            M.NEEDS_ANY_CARDS(limit=limit, need_bytes=need, usable_bytes=usable)
+        return Candidate(card, count, False, figure, None, None, None, said)
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, count, False, figure, None, None, None,
-                         f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
+                         M.CARD_POWER_OVER(power_w=card.power_w, allowed_w=c.power_w))
     over = _over_total_power(c, card, count)
     if over:
         return Candidate(card, count, False, figure, None, None, None, over)
@@ -226,12 +225,11 @@ def _candidate(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
     total = None if price is None else price.amount * count
     if c.budget is not None and total is not None and total > c.budget:
         return Candidate(card, count, False, figure, value, total, None,
-                         f"{count} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
-    need = job.fit.need_bytes_per_card / GB
+                         M.OVER_BUDGET(cards=count, total=total, budget=c.budget))
     return Candidate(card, count, True, figure, value, total,
                      None if total is None else value / total,
-                     f"{count} x {card.id} hold it ({need:.1f} GB of {usable / GB:.1f} GB "
-                     f"usable each); {figure} {value:,.1f}")
+                     M.CARDS_HOLD_IT(cards=count, card=card.id, need_bytes=job.fit.need_bytes_per_card,
+                                     usable_bytes=usable, figure=figure, value=value))
 
 
 def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints,
@@ -241,7 +239,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     figure = "cards_for_target"
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, None, False, figure, None, None, None,
-                         f"{card.power_w:g} W per card exceeds the {c.power_w:g} W allowed")
+                         M.CARD_POWER_OVER(power_w=card.power_w, allowed_w=c.power_w))
     answer = capacity_for(model, workload, HardwareInput(card), target, Notes())
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
@@ -251,13 +249,12 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
         return Candidate(card, cards, False, figure, None, None, None, over)
     group = plan.group
     if c.splittable is False and group > 1:
-        return Candidate(card, cards, False, figure, None, None, None,
-                         f"the target needs the model split over {group} cards, and it must not be")
+        return Candidate(card, cards, False, figure, None, None, None, M.MUST_NOT_SPLIT(cards=group))
     price = prices.get(card.id)
     total = None if price is None else price.amount * cards
     if c.budget is not None and total is not None and total > c.budget:
         return Candidate(card, cards, False, figure, cards, total, None,
-                         f"{cards} cards cost {total:,.0f}, over the budget of {c.budget:,.0f}")
+                         M.OVER_BUDGET(cards=cards, total=total, budget=c.budget))
     return Candidate(card, cards, True, figure, cards, total,
                      None if total is None else 1 / total,
                      f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
@@ -276,8 +273,7 @@ def _over_total_power(c: Constraints, card: Card, cards: int, power_w: float | N
     power_w = power_w or machine_power_w(card, cards)
     if power_w <= c.power_w_total:
         return None
-    return (f"{cards} cards in their machines draw {power_w:,.0f} W, over the "
-            f"{c.power_w_total:,.0f} W allowed in all")
+    return M.MACHINES_POWER_OVER(cards=cards, power_w=power_w, allowed_w=c.power_w_total)
 
 
 def _job(model, workload: Workload, card: Card, count: int, notes: Notes,
