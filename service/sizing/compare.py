@@ -257,10 +257,10 @@ def _training(model: ModelSpec, given: WorkloadInput, hardware: HardwareInput, d
     days = train.time_s / SECONDS_PER_DAY
     meets = deadline_days is None or days <= deadline_days
     if meets:
-        reason = f"{train.cards} cards finish in {days:,.1f} days"
+        reason = M.RUN_FINISHES(cards=train.cards, time_s=train.time_s)
     elif answer.cards_needed_for_deadline is not None:
-        reason = (f"{train.cards} cards take {days:,.1f} days; {answer.cards_needed_for_deadline} "
-                  f"meet the {deadline_days:g}-day deadline")
+        reason = M.RUN_MISSES_DEADLINE(cards=train.cards, time_s=train.time_s,
+                                       needed=answer.cards_needed_for_deadline, deadline_days=deadline_days)
     else:
         reason = M.DEADLINE_UNREACHABLE(card=hardware.card.id, max_cards=d.MAX_CARDS, deadline_days=deadline_days)
     return _Reached(meets, reason, train.cards, needed, answer.parallelism, time_s=train.time_s, warnings=own)

@@ -328,12 +328,11 @@ def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
     return None
 
 
-def released_note(model: ModelSpec) -> str:
+def released_note(model: ModelSpec) -> M.Message:
     """The assumption's words for a model's shipped format."""
-    scope = "its routed experts in {0}, every other tensor in 16-bit" if model.released_experts_only \
-        else "in {0}"
-    return (f"{model.name} ships {scope.format(model.released_precision)} "
-            f"({model.released_precision_source}); other formats are in alternatives")
+    said = M.RELEASED_EXPERTS_IN if model.released_experts_only else M.RELEASED_IN
+    return said(model=model.name, precision=model.released_precision,
+                source=M.Verbatim(model.released_precision_source))
 
 
 def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:

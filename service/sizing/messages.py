@@ -58,6 +58,10 @@ class Template:
         return {name for _, name, _, _ in string.Formatter().parse(self.english) if name}
 
 
+class Verbatim(str):
+    """Text said as it stands in every language: a cited source, a quotation."""
+
+
 class Message(str):
     """A template said with its parameters: the English text, its template and parameters."""
 
@@ -85,6 +89,8 @@ class Message(str):
         def say(value: object) -> str:
             if isinstance(value, Message):
                 return value.say(translations, plain)
+            if isinstance(value, Verbatim):
+                return str(value)
             return plain(str(value))
 
         separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
@@ -459,6 +465,51 @@ MUST_NOT_SPLIT = template(
 TARGET_NEEDS_MORE = template(
     "target_needs_more", "the target needs {cards} x {card} ({reason}); {given} given",
     "the cards given are fewer than the target needs")
+
+# --- the serving plan's why (questions/placing.py), the released format (inputs.py), scenarios
+ANY_SERVING_ENGINE = template(
+    "any_serving_engine", "a serving engine (no engine named)", "the engine, when none is named")
+ENGINE_SPLITS_LAYERS = template(
+    "engine_splits_layers",
+    "{engine} splits the layers over every card: a token visits the cards in turn, so one stream reads no "
+    "faster than on one card",
+    "why a layer split gives one stream no more bandwidth")
+ENGINE_TENSOR_PLAN = template(
+    "engine_tensor_plan",
+    "{engine}: tensor parallelism inside a machine at a power-of-two degree that divides {heads}, {across} "
+    "across machines, copies (replicas) on the cards left over",
+    "how a serving engine spreads a model over cards")
+HEADS_COUNT = template("heads_count", "{heads} heads and {kv_heads} KV heads", "the model's attention heads")
+THE_HEADS = template("the_heads", "the heads", "the model's attention heads, when not known")
+EXPERT_PARALLELISM = template("expert_parallelism", "expert parallelism", "a way of spreading a model")
+PIPELINE_STAGES = template("pipeline_stages", "pipeline stages", "a way of spreading a model")
+RELEASED_IN = template(
+    "released_in", "{model} ships in {precision} ({source}); other formats are in alternatives",
+    "the format the model is released in")
+RELEASED_EXPERTS_IN = template(
+    "released_experts_in",
+    "{model} ships its routed experts in {precision}, every other tensor in 16-bit ({source}); other formats are "
+    "in alternatives",
+    "the format the model's experts are released in")
+SCENARIO_SUPPLIES = template(
+    "scenario_supplies", "the guide's scenario '{scenario}' ({title})", "a value the guide's scenario supplies")
+
+# --- the alternatives' notes (questions/estimate.py), the options' times (compare.py)
+ALT_DOES_NOT_FIT = template("alternative_does_not_fit", "does not fit", "the alternative does not fit")
+ALT_NO_COUNT = template("alternative_no_count", "does not fit on any count", "no count holds the alternative")
+ALT_WEIGHTS = template(
+    "alternative_weights", "{weights_bytes:GB|.1f} GB of weights; {plan}", "an alternative format's weights and plan")
+ALT_FLOPS = template(
+    "alternative_flops", "{flops:g} FLOPs per parameter and token; {plan}", "an alternative recipe's FLOPs and plan")
+ALT_PIPELINE = template(
+    "alternative_pipeline",
+    "pipeline parallelism holds it on {cards} cards, where the engine's tensor parallelism needs {needs}; one "
+    "stream gains no bandwidth from the extra stages",
+    "a pipeline holds the model on fewer cards")
+RUN_FINISHES = template("run_finishes", "{cards} cards finish in {time_s:days|,.1f} days", "the run's time")
+RUN_MISSES_DEADLINE = template(
+    "run_misses_deadline", "{cards} cards take {time_s:days|,.1f} days; {needed} meet the {deadline_days:g}-day "
+    "deadline", "the run misses the deadline; the count that meets it follows")
 
 # --- the cards asked
 FAMILY_TAKEN_AS = template(

@@ -393,7 +393,7 @@ SCENARIOS = {
 def scenario_assumptions(scenario: Scenario, given: set[str]) -> tuple[Assumption, ...]:
     """What a scenario supplies that the caller did not give: its model, workload and
     constraints, each with where it comes from."""
-    why = f"the guide's scenario '{scenario.id}' ({scenario.title})"
+    why = M.SCENARIO_SUPPLIES(scenario=scenario.id, title=scenario.title)
     c = scenario.constraints
     supplied = {
         "model": scenario.model,

@@ -202,7 +202,7 @@ def global_batch(model: ModelSpec, workload: Workload, notes: Notes) -> float:
         return workload.global_batch_tokens
     if model.training_batch_tokens:
         return notes.use("global_batch_tokens", None, d.Default(
-            model.training_batch_tokens, M.PUBLISHED_BATCH(source=model.training_batch_source)))
+            model.training_batch_tokens, M.PUBLISHED_BATCH(source=M.Verbatim(model.training_batch_source))))
     return notes.use("global_batch_tokens", None, d.GLOBAL_BATCH_TOKENS)
 
 

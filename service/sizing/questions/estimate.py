@@ -4,6 +4,7 @@ the ranges, in one answer."""
 from dataclasses import replace
 
 from .. import defaults as d
+from .. import messages as M
 from ..capacity import Target, capacity_for
 from ..catalog import Price
 from ..errors import InvalidInputError
@@ -122,10 +123,11 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
     if job.fit.cards_needed is None:
-        return Alternative(label, None, "decode_tokens_per_s_expected", None, "does not fit")
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
     return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
                        stream_speed(resolved, job.setup),
-                       f"{job.breakdown.weights_bytes / GB:.1f} GB of weights; {job.placement.parallelism.describe()}")
+                       M.ALT_WEIGHTS(weights_bytes=job.breakdown.weights_bytes,
+                                     plan=job.placement.parallelism.describe()))
 
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
@@ -137,9 +139,7 @@ def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serv
     s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
     return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
                        stream_speed(planned, s),
-                       f"pipeline parallelism holds it on {fewer.cards} cards, where the engine's "
-                       f"tensor parallelism needs {least.cards}; one stream gains no "
-                       "bandwidth from the extra stages")
+                       M.ALT_PIPELINE(cards=fewer.cards, needs=least.cards))
 
 
 def _training_alternative(model, variant, hardware, label) -> Alternative:
@@ -150,10 +150,10 @@ def _training_alternative(model, variant, hardware, label) -> Alternative:
     except InvalidInputError as exc:
         return Alternative(label, None, "need_bytes_per_card", None, exc.message)
     if job.fit.cards_needed is None:
-        return Alternative(label, None, "need_bytes_per_card", None, "does not fit on any count")
+        return Alternative(label, None, "need_bytes_per_card", None, M.ALT_NO_COUNT())
     return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
-                       f"{compute_multiplier(resolved.recompute, resolved.adapters):g} FLOPs per parameter and token; "
-                       f"{job.placement.parallelism.describe()}")
+                       M.ALT_FLOPS(flops=compute_multiplier(resolved.recompute, resolved.adapters),
+                                   plan=job.placement.parallelism.describe()))
 
 
 def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswer | None,

@@ -242,18 +242,16 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
     """Say which plan the engine runs and why, and what it leaves on the table."""
     engine = ENGINES[workload.engine]
     par = shown.parallelism
-    name = workload.engine or "a serving engine (no engine named)"
+    name = workload.engine or M.ANY_SERVING_ENGINE()
     if shown.given:
-        why: str = M.PLAN_GIVEN()
+        why = M.PLAN_GIVEN()
     elif engine.split == "layer":
-        why = (f"{name} splits the layers over every card: a token visits the cards in turn, so "
-               "one stream reads no faster than on one card")
+        why = M.ENGINE_SPLITS_LAYERS(engine=name)
     else:
-        heads = f"{model.attention_heads} heads and {model.resolved_kv_heads} KV heads" \
-            if model.attention_heads else "the heads"
-        why = (f"{name}: tensor parallelism inside a machine at a power-of-two degree that "
-               f"divides {heads}, " + ("expert parallelism" if par.expert > 1 else "pipeline stages")
-               + " across machines, copies (replicas) on the cards left over")
+        heads = M.HEADS_COUNT(heads=model.attention_heads, kv_heads=model.resolved_kv_heads) \
+            if model.attention_heads else M.THE_HEADS()
+        why = M.ENGINE_TENSOR_PLAN(engine=name, heads=heads,
+                                   across=M.EXPERT_PARALLELISM() if par.expert > 1 else M.PIPELINE_STAGES())
     notes.assume("parallelism", par.describe(), why)
     if shown.idle_cards:
         notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.describe(), idle=shown.idle_cards, cards=shown.cards))
