@@ -441,6 +441,7 @@ def custom_card(
 # Above this a card-to-card link is a dedicated fabric, not a PCIe slot (Gen5 x16 is 128 GB/s).
 PCIE_MAX_GB_PER_S = 128
 CONSUMER_MAX_GIB = 32  # the largest consumer card (RTX 5090) holds 32 GB
+WORKSTATION_MAX_GIB = 96  # the largest workstation card (RTX PRO 6000 Blackwell) holds 96 GB
 
 
 def infer_line(memory_gib: float, link_gb_per_s: float | None, interconnect: str | None,
@@ -449,8 +450,8 @@ def infer_line(memory_gib: float, link_gb_per_s: float | None, interconnect: str
     workstation card holds means data centre; ECC or more than a consumer card's 32 GB means
     workstation; else consumer."""
     fast_link = interconnect != "pcie" and (link_gb_per_s or 0) > PCIE_MAX_GB_PER_S
-    if interconnect == "dedicated" or fast_link or memory_gib > 96:
-        return "datacenter", "no line given: a dedicated link or more than 96 GB means a data-centre card"
+    if interconnect == "dedicated" or fast_link or memory_gib > WORKSTATION_MAX_GIB:
+        return "datacenter", M.LINE_DATACENTER(memory_gib=WORKSTATION_MAX_GIB)
     if ecc or memory_gib > CONSUMER_MAX_GIB:
-        return "workstation", "no line given: ECC or more than 32 GB on PCIe means a workstation card"
-    return "consumer", "no line given: a PCIe card of 32 GB or less without ECC is taken as consumer"
+        return "workstation", M.LINE_WORKSTATION(consumer_gib=CONSUMER_MAX_GIB)
+    return "consumer", M.LINE_CONSUMER(consumer_gib=CONSUMER_MAX_GIB)

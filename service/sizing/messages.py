@@ -511,6 +511,19 @@ RUN_MISSES_DEADLINE = template(
     "run_misses_deadline", "{cards} cards take {time_s:days|,.1f} days; {needed} meet the {deadline_days:g}-day "
     "deadline", "the run misses the deadline; the count that meets it follows")
 
+# --- custom cards (cards.py infer_line)
+LINE_DATACENTER = template(
+    "line_inferred_datacenter", "no line given: a dedicated link or more than {memory_gib} GB means a data-centre card",
+    "the line a custom card was taken to be")
+LINE_WORKSTATION = template(
+    "line_inferred_workstation",
+    "no line given: ECC or more than {consumer_gib} GB on PCIe means a workstation card",
+    "the line a custom card was taken to be")
+LINE_CONSUMER = template(
+    "line_inferred_consumer",
+    "no line given: a PCIe card of {consumer_gib} GB or less without ECC is taken as consumer",
+    "the line a custom card was taken to be")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",

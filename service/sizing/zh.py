@@ -1,17 +1,13 @@
 """Chinese for the answer's words when an answer is asked for in Chinese (lang=zh).
 
-A coded message (messages.py: every warning) is said from the gettext catalog locale/zh.po, its
-parameters in Chinese too. Text that is not yet a coded message (assumption notes, reasons, the
-plan's description) is translated by rule, as below, until it becomes one.
-
-Each rule is a regular expression that matches one English sentence the domain writes (its
-variable parts as named groups) and the Chinese template that says the same; a group named
-`t_...` holds a nested sentence that is translated in turn. A message no rule matches whole is
-split at "; " and its parts are translated one by one. The rules live beside this module, in
-zh_rules_warnings.py (warnings and recommendation reasons) and zh_rules_notes.py (assumption
-notes and fit reasons), with the shapes and plan rules both share in zh_terms.py;
-tests/api/test_chinese.py fails on a message an answer says in English
-under lang=zh.
+Every sentence the domain says (warnings, assumption notes, reasons) is a coded message
+(messages.py), said from the gettext catalog locale/zh.po with its parameters in Chinese too.
+A parameter that is plain text, not a sentence of the service's (a plan's description, a link's
+name, where a model's positions come from), is translated by the few rules of zh_rules.py: each
+a regular expression over that text (its variable parts as named groups) and the Chinese that
+says the same; a group named `t_...` is translated in turn, and text no rule matches whole is
+split at "; " and its parts translated one by one. tests/api/test_chinese.py fails on a sentence
+an answer says in English under lang=zh.
 """
 
 import re
@@ -20,11 +16,10 @@ from functools import lru_cache
 
 from .catalog import translations
 from .messages import Message
-from .zh_rules_notes import RULES as NOTE_RULES
-from .zh_rules_warnings import RULES as WARNING_RULES
+from .zh_rules import RULES
 
 _COMPILED = tuple((re.compile(pattern, re.DOTALL), template)
-                  for pattern, template in (*WARNING_RULES, *NOTE_RULES))
+                  for pattern, template in RULES)
 
 
 def say_zh(text: str) -> str:

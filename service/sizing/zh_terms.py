@@ -1,6 +1,6 @@
-"""What both rule files of zh.py share: the shapes of the domain's variable parts (numbers,
-card ids, plan terms) and the rules for a plan's description (plan.py Parallelism.describe(),
-"tensor 4 x pipeline 3", "one card"), which stand inside warnings and notes alike."""
+"""The shapes of the plain text zh_rules.py translates (numbers, card ids, plan terms) and the
+rules for a plan's description (plan.py Parallelism.describe(), "tensor 4 x pipeline 3", "one
+card"), which coded messages carry as a parameter."""
 
 N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
 CARD = r"[^\s:;()]+"  # a card id: h100-sxm, C70, D-S, custom
