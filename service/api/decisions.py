@@ -98,7 +98,7 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "excluded_lines": [{"line": line, "reason": why} for line, why in
                            (result.excluded_lines_zh if lang == "zh" else result.excluded_lines)],
         "candidates": result.candidates,
-        "host": host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes()))
+        "host": said_in(lang, host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes())))
         if choice else None,
         "reasons": list(reasons),
         "lang": lang,

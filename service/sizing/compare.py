@@ -31,7 +31,7 @@ from .cost import (
     rent_per_year,
 )
 from .errors import InvalidInputError, SizingError
-from .host import HostSizing, host_sizing
+from .host import PSU_UNIT_W, HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, Workload, WorkloadInput
 from .model import ModelSpec
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, spanned
@@ -45,8 +45,7 @@ MAX_OPTIONS = 64
 
 # Guide section 5.3: training across cards joined only by PCIe loses 30 %+ of its efficiency.
 PCIE_TRAINING_LOSS = 0.3
-# Guide section 5.1: one power supply unit gives at most this much.
-PSU_UNIT_W = 1600
+
 
 
 @dataclass(frozen=True)

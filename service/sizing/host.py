@@ -16,6 +16,7 @@ HOST_RAM_FACTOR = 4
 MIN_CPU_CORES = 12
 CORES_PER_CARD = 4  # enough to feed each card's data loader and the driver threads
 PLATFORM_W = 250  # CPU, board, drives and fans of a desktop or workstation
+PSU_UNIT_W = 1600  # guide section 5.1: the most one power supply unit gives
 FLAGSHIP_TRANSIENT = 2.0  # guide 2.2: consumer flagship transients reach 2x rated power
 FLAGSHIP_TIERS = ("C90",)
 FLAGSHIP_MIN_PSU_W = 850
@@ -234,8 +235,7 @@ def host_sizing(card: Card, cards: int, per_machine: int, table: PowerTable | No
     notes = list(fullest["notes"])
     if count > 1:
         split = " + ".join(f"{n} x {k}" if n > 1 else f"{k}" for n, k in loads)
-        notes.insert(0, f"{count} machines ({split} cards): each needs its own PSU (or feeds), "
-                        "platform and network port")
+        notes.insert(0, M.MACHINES_EACH_NEED(machines=count, split=split))
     server = _in_servers(card)
     return HostSizing(
         cards=cards, machines=count, cards_per_machine=per_machine, machine_cards=loads[0][1],
@@ -262,14 +262,11 @@ def _build(card: Card, cards: int) -> dict:
     notes = []
     if flagship:
         psu = max(psu, FLAGSHIP_MIN_PSU_W)
-        notes.append("flagship consumer cards spike to twice their rated power: 850 W+ PSU with a "
-                     "strong single 12 V rail (guide section 2.2)")
-    if psu > 1600:
-        notes.append(f"a {psu} W PSU exceeds one 1600 W unit: split across two supplies or a "
-                     "230 V circuit, and keep one tier of headroom (guide section 5.1)")
+        notes.append(M.FLAGSHIP_SPIKES())
+    if psu > PSU_UNIT_W:
+        notes.append(M.PSU_SPLIT(psu_w=psu, unit_w=PSU_UNIT_W))
     if card.line == "consumer":
-        notes.append("case airflow: front intake, rear exhaust; showcase cases built for liquid "
-                     "cooling starve air-cooled cards (guide section 5.1)")
+        notes.append(M.CASE_AIRFLOW())
     return {"cards_w": cards_w, "peak": peak, "transient": transient, "typical": peak, "psu": psu,
             "ram": host_ram_gb(card, cards), "cores": max(MIN_CPU_CORES, CORES_PER_CARD * cards),
             "low": None, "high": None, "notes": notes}
@@ -290,26 +287,20 @@ def server_power_w(card: Card, cards: int, table: PowerTable) -> tuple[float, fl
     found = table.platform_for(card.id) if card.kind == "card" else None
     if card.kind == "tier":
         low, high = (cards_w * f for f in SERVER_PER_CARD_POWER)
-        return low, high, "guide section 4.3"
+        return low, high, M.BASIS_GUIDE()
     if found is not None:
         base = _base_w(found, table.share)
         draw = base + cards / found.cards_per_machine * (found.max_power_w - base)
-        return draw, draw, f"{found.name}, as published"
+        return draw, draw, M.BASIS_PUBLISHED(platform=found.name)
     draw = table.share.power_w(cards_w)
-    return draw * (1 - table.share.band), draw * (1 + table.share.band), "fitted on published platforms"
+    return draw * (1 - table.share.band), draw * (1 + table.share.band), M.BASIS_FITTED()
 
 
 def _server(card: Card, cards: int, table: PowerTable) -> dict:
     cards_w = card.power_w * cards
     low, high, basis = server_power_w(card, cards, table)
     span = f"{low / WATTS_PER_KW:.1f}" + (f"-{high / WATTS_PER_KW:.1f}" if high - low >= 50 else "")
-    notes = [
-        f"each machine at {span} kW ({basis}): two independent feeds per machine, UPS sized at "
-        "1.5x (guide section 4.3)",
-        "data-centre fans run above 70 dB: a machine room, never an office (guide section 4.3)",
-        "plan storage that keeps the cards fed: local NVMe caches or distributed storage with "
-        "prefetch, or utilisation falls from about 90 % to 50 % (guide section 4.3)",
-    ]
+    notes = [M.SERVER_FEEDS(span=span, basis=basis), M.SERVER_NOISE(), M.SERVER_STORAGE()]
     return {"cards_w": cards_w, "peak": high, "transient": high, "typical": (low + high) / 2,
             "psu": None, "ram": host_ram_gb(card, cards),
             "cores": max(MIN_CPU_CORES, CORES_PER_CARD * cards), "low": low, "high": high,

@@ -524,6 +524,59 @@ LINE_CONSUMER = template(
     "no line given: a PCIe card of {consumer_gib} GB or less without ECC is taken as consumer",
     "the line a custom card was taken to be")
 
+# --- the machines around the cards (host.py)
+MACHINES_EACH_NEED = template(
+    "machines_each_need",
+    "{machines} machines ({split} cards): each needs its own PSU (or feeds), platform and network port",
+    "several machines each need their own power, platform and network")
+FLAGSHIP_SPIKES = template(
+    "flagship_spikes",
+    "flagship consumer cards spike to twice their rated power: 850 W+ PSU with a strong single 12 V rail (guide "
+    "section 2.2)",
+    "a flagship consumer card's transients")
+PSU_SPLIT = template(
+    "psu_split",
+    "a {psu_w} W PSU exceeds one {unit_w} W unit: split across two supplies or a 230 V circuit, and keep one tier "
+    "of headroom (guide section 5.1)",
+    "a build's power beyond one supply")
+CASE_AIRFLOW = template(
+    "case_airflow",
+    "case airflow: front intake, rear exhaust; showcase cases built for liquid cooling starve air-cooled cards "
+    "(guide section 5.1)",
+    "a consumer build's cooling")
+SERVER_FEEDS = template(
+    "server_feeds",
+    "each machine at {span} kW ({basis}): two independent feeds per machine, UPS sized at 1.5x (guide section 4.3)",
+    "a server's power and feeds")
+SERVER_NOISE = template(
+    "server_noise", "data-centre fans run above 70 dB: a machine room, never an office (guide section 4.3)",
+    "a server's noise")
+SERVER_STORAGE = template(
+    "server_storage",
+    "plan storage that keeps the cards fed: local NVMe caches or distributed storage with prefetch, or "
+    "utilisation falls from about 90 % to 50 % (guide section 4.3)",
+    "a server's storage")
+BASIS_GUIDE = template("basis_guide", "guide section 4.3", "where a server's power comes from")
+BASIS_PUBLISHED = template("basis_published", "{platform}, as published", "where a server's power comes from")
+BASIS_FITTED = template("basis_fitted", "fitted on published platforms", "where a server's power comes from")
+
+# --- the headline figures' ranges (questions/estimate.py, throughput.py)
+RANGE_STATE = template(
+    "range_model_state",
+    "{low_per_param:g}-{high_per_param:g} B/param of model state ({low_bytes:GB|.1f}-{high_bytes:GB|.1f} GB)",
+    "what the memory range rests on")
+RANGE_PREFILL = template(
+    "range_prefill", "prefill matmuls at the low and high ends of the engine's share of peak",
+    "what the time to first token's range rests on")
+RANGE_BANDWIDTH = template(
+    "range_bandwidth",
+    "bandwidth at {low:.0%}-{high:.0%} ({engine}), and its fixed costs and link latencies at 0.67-1.5x (0.5-2x "
+    "where few runs pin them)",
+    "what the speed ranges rest on")
+RANGE_TRAINING = template(
+    "range_training", "MFU 30-50 % and the step model against the guide's curve",
+    "what the training time's range rests on")
+
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
     "family_taken_as",

@@ -339,13 +339,12 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
     return scaled
 
 
-def range_note(name: str, speed: "ThroughputAnswer") -> str:
+def range_note(name: str, speed: "ThroughputAnswer") -> M.Message:
     """What a headline figure's low and high rest on, from the shares the answer used."""
     if name == "time_to_first_token_s":
-        return "prefill matmuls at the low and high ends of the engine's share of peak"
-    return (f"bandwidth at {speed.decode_efficiency_range.low:.0%}-{speed.decode_efficiency_range.high:.0%} "
-            f"({speed.engine}), and its fixed costs and link latencies at 0.67-1.5x (0.5-2x where "
-            "few runs pin them)")
+        return M.RANGE_PREFILL()
+    return M.RANGE_BANDWIDTH(low=speed.decode_efficiency_range.low, high=speed.decode_efficiency_range.high,
+                             engine=speed.engine)
 
 
 def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric, notes: Notes) -> None:

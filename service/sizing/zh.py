@@ -11,7 +11,7 @@ an answer says in English under lang=zh.
 """
 
 import re
-from dataclasses import fields, replace
+from dataclasses import fields, is_dataclass, replace
 from functools import lru_cache
 
 from .catalog import translations
@@ -52,10 +52,25 @@ def _by_rule(text: str) -> str | None:
     return None
 
 
+def _coded_in_zh(value):
+    """`value` with every coded message in it, at any depth of dataclasses and tuples, said in
+    Chinese (the same object where nothing in it is a message)."""
+    if isinstance(value, Message):
+        return value.say(translations("zh"), to_zh)
+    if isinstance(value, tuple):
+        said = tuple(_coded_in_zh(v) for v in value)
+        return said if any(a is not b for a, b in zip(said, value, strict=True)) else value
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _coded_in_zh(getattr(value, f.name)) for f in fields(value) if f.init}
+        changed = {k: v for k, v in changes.items() if v is not getattr(value, k)}
+        return replace(value, **changed) if changed else value
+    return value
+
+
 def said_in(lang: str, result):
     """The result with its words in `lang` (zh translates; any other language leaves it as it
-    is): warnings, assumption notes, a fit's or an option's reason, the alternatives' notes, and
-    the same inside its options and its capacity answer."""
+    is): every coded message wherever it stands (host notes, ranges, plans, reasons ...), and the
+    plain text of warnings, assumption notes, reasons and the alternatives' notes by rule."""
     if lang != "zh":
         return result
     have = {f.name for f in fields(result)}
@@ -74,4 +89,4 @@ def said_in(lang: str, result):
         changes["options"] = tuple(said_in(lang, o) for o in result.options)
     if "capacity" in have and result.capacity is not None:
         changes["capacity"] = said_in(lang, result.capacity)
-    return replace(result, **changes)
+    return _coded_in_zh(replace(result, **changes))  # then every message elsewhere in it

@@ -30,7 +30,6 @@ from ..throughput import (
 )
 from ..training import compute_multiplier
 from ..training_time import TrainingAnswer
-from ..units import GB
 from ..zh import said_in
 from .costs import duty_warnings, electricity, ownership
 from .placing import Serving, opening, place_serving, place_training, plan_shown
@@ -163,9 +162,9 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
     state = breakdown.model_state_bytes
     low = breakdown.total_bytes - state + breakdown.bytes_per_param_low * model.params
     high = breakdown.total_bytes - state + breakdown.bytes_per_param_high * model.params
-    out = [FigureRange("total_bytes", low, breakdown.total_bytes, high,
-                       f"{breakdown.bytes_per_param_low:g}-{breakdown.bytes_per_param_high:g} B/param "
-                       f"of model state ({low / GB:.1f}-{high / GB:.1f} GB)")]
+    out = [FigureRange("total_bytes", low, breakdown.total_bytes, high, M.RANGE_STATE(
+        low_per_param=breakdown.bytes_per_param_low, high_per_param=breakdown.bytes_per_param_high,
+        low_bytes=low, high_bytes=high))]
     if speed is not None:
         for name, r in (("decode_tokens_per_s_expected", speed.decode_tokens_per_s_range),
                         ("total_tokens_per_s", speed.total_tokens_per_s_range),
@@ -175,6 +174,5 @@ def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswe
                 out.append(FigureRange(name, r.low, r.typical, r.high, range_note(name, speed)))
     if train is not None and train.time_s_range is not None:
         r = train.time_s_range
-        out.append(FigureRange("time_s", r.low, r.typical, r.high,
-                               "MFU 30-50 % and the step model against the guide's curve"))
+        out.append(FigureRange("time_s", r.low, r.typical, r.high, M.RANGE_TRAINING()))
     return tuple(out)
