@@ -14,6 +14,7 @@ with a prefix on the format spec: `{power_w:kW|,.1f}` is watts shown in kW, `{sh
 fraction shown in percent.
 """
 
+import functools
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,22 +25,43 @@ _PER = {"kW": 1e3, "GB": 1e9, "GiB": 2.0 ** 30, "TFLOPS": 1e12, "B": 1e9, "days"
 _TIMES = {"ms": 1e3, "us": 1e6, "pct": 100.0}
 
 
-class _Formatter(string.Formatter):
-    """str.format with unit prefixes (`kW|`), and lists of messages joined in the language."""
-
-    def __init__(self, say: Callable[[object], str], separator: str) -> None:
-        self.say, self.separator = say, separator
-
-    def format_field(self, value, format_spec: str):
-        unit, bar, spec = format_spec.partition("|")
+@functools.cache
+def _compiled(text: str) -> tuple[str, tuple[tuple[str, str, str], ...], frozenset[str], frozenset[str]]:
+    """A template's text made ready for str.format_map, once: each unit-prefixed field renamed to a
+    field of its own (`{power_w:kW|,.1f}` -> `{power_w__kW:,.1f}`) with (field, unit, new name) to
+    convert, the fields, and the fields said without a format spec (text, lists of messages)."""
+    out, conversions, names, bare = [], [], set(), set()
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        out.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        names.add(name)
+        unit, bar, rest = (spec or "").partition("|")
         if bar:
-            value = value / _PER[unit] if unit in _PER else value * _TIMES[unit]
-            format_spec = spec
+            renamed = f"{name}__{unit}"
+            conversions.append((name, unit, renamed))
+            name, spec = renamed, rest
+        elif not spec and not conversion:
+            bare.add(name)
+        out.append("{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+    return "".join(out), tuple(dict.fromkeys(conversions)), frozenset(names), frozenset(bare)
+
+
+def _format(text: str, params: Mapping[str, object], say: Callable[[object], str] | None, separator: str) -> str:
+    """`text` filled with `params`: units converted, lists joined with `separator`, and text
+    (messages, plain text) passed through `say` when given (another language)."""
+    fast, conversions, _, bare = _compiled(text)
+    values = dict(params)
+    for name, unit, renamed in conversions:
+        value = params[name]
+        values[renamed] = value / _PER[unit] if unit in _PER else value * _TIMES[unit]  # type: ignore[operator]
+    for name in bare:
+        value = values.get(name)
         if isinstance(value, tuple):
-            return self.separator.join(self.say(v) for v in value)
-        if isinstance(value, str):
-            return self.say(value)
-        return super().format_field(value, format_spec)
+            values[name] = separator.join(str(v) if say is None else say(v) for v in value)
+        elif say is not None and isinstance(value, str):
+            values[name] = say(value)
+    return fast.format_map(values)
 
 
 @dataclass(frozen=True)
@@ -51,11 +73,22 @@ class Template:
     meaning: str
 
     def __call__(self, **params) -> "Message":
-        return Message(self, params)
+        try:
+            return _said(self, tuple(params.items()))
+        except TypeError:  # a parameter that cannot be a key: said afresh
+            return Message(self, params)
 
     @property
-    def fields(self) -> set[str]:
-        return {name for _, name, _, _ in string.Formatter().parse(self.english) if name}
+    def fields(self) -> frozenset[str]:
+        return _compiled(self.english)[2]
+
+
+@functools.lru_cache(maxsize=16_384)
+def _said(template: Template, items: tuple[tuple[str, object], ...]) -> "Message":
+    """A message said once for the same template and parameters: a question and its alternatives
+    say the same notes (the link, the engine's costs, the released format) several times over,
+    and messages are immutable."""
+    return Message(template, dict(items))
 
 
 class Verbatim(str):
@@ -69,11 +102,10 @@ class Message(str):
     params: Mapping[str, object]
 
     def __new__(cls, template: Template, params: Mapping[str, object]) -> "Message":
-        if set(params) != template.fields:
+        if params.keys() != template.fields:
             raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
-        text = _Formatter(str, LIST_SEPARATOR.english).vformat(template.english, (), params)
-        message = super().__new__(cls, text)
-        message.template, message.params = template, dict(params)
+        message = super().__new__(cls, _format(template.english, params, None, LIST_SEPARATOR.english))
+        message.template, message.params = template, params
         return message
 
     def __reduce__(self):
@@ -94,8 +126,7 @@ class Message(str):
             return plain(str(value))
 
         separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
-        return _Formatter(say, separator).vformat(translations.get(self.template.english, self.template.english),
-                                                  (), self.params)
+        return _format(translations.get(self.template.english, self.template.english), self.params, say, separator)
 
 
 TEMPLATES: dict[str, Template] = {}
@@ -824,7 +855,7 @@ def check(translations: Mapping[str, str]) -> list[str]:
         if not said:
             problems.append(f"{t.code}: no translation")
             continue
-        fields = {name for _, name, _, _ in string.Formatter().parse(said) if name}
+        fields = _compiled(said)[2]
         if fields != t.fields:
             problems.append(f"{t.code}: the translation's fields {sorted(fields)} differ from {sorted(t.fields)}")
     problems += [f"unused entry: {english!r}" for english in translations if english not in known]
