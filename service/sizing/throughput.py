@@ -185,7 +185,8 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     group = replace(par, data=1, replicas=1)
     peak = compute_flops(card, compute_path(card, workload, notes), notes, "compute")
     fraction = achievable_fraction(card, notes)
-    measured = _compute_fraction(card, workload, notes)
+    key = _compute_key(card, workload)
+    measured = _compute_fraction(card, key, notes)
     if workload.engine is None and card.kind != "card" and workload.decode_efficiency is None:
         efficiency, shares, priced = _guide_tier(card, group, fraction, notes), PREFILL_EFFICIENCY_RANGE, False
         name = "guide"
@@ -193,7 +194,7 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
         efficiency = _efficiency_range(workload, engine, card, fraction, notes)
         shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, workload.decode_efficiency is None
         name = workload.engine or f"{DEFAULT_ENGINE} (default)"
-    kept = engine.fp4_compute_share if _compute_key(card, workload) == "fp4" else 1.0
+    kept = engine.fp4_compute_share if key == "fp4" else 1.0
     compute = Range(*(min(e, measured) * kept for e in shares))
     why = engine.fitted if shares is engine.compute_efficiency else d.PREFILL_EFFICIENCY.note
     base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
@@ -370,8 +371,7 @@ def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric,
                      M.PIPELINE_HOP(hop_s=engine.hop_s))
 
 
-def _compute_fraction(card: Card, workload: Workload, notes: Notes) -> float:
-    key = _compute_key(card, workload)
+def _compute_fraction(card: Card, key: str, notes: Notes) -> float:
     fraction = measured_compute_fraction(card, key)
     if fraction is None:
         return d.ACHIEVABLE_COMPUTE_FRACTION.value
