@@ -1,6 +1,5 @@
 """The procurement endpoints: rank, recommend, normalise a marketing figure, troubleshoot."""
 
-from dataclasses import replace
 
 from flask import Blueprint, request
 
@@ -16,7 +15,6 @@ from ..sizing import (
     normalise_figure,
     rank_cards,
     said_in,
-    say_zh,
 )
 from ..sizing import recommend as rec
 from . import schemas as s
@@ -76,9 +74,7 @@ def recommend():
 
 
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
-    result = said_in(lang, result)
-    if lang == "zh":
-        result = replace(result, candidates=tuple(replace(c, reason=say_zh(c.reason)) for c in result.candidates))
+    result = said_in(lang, result)  # the candidates' reasons too
     choice = result.choice
     reasons = result.reasons_zh if lang == "zh" else result.reasons_en
     check = None

@@ -69,24 +69,7 @@ def _coded_in_zh(value):
 
 def said_in(lang: str, result):
     """The result with its words in `lang` (zh translates; any other language leaves it as it
-    is): every coded message wherever it stands (host notes, ranges, plans, reasons ...), and the
-    plain text of warnings, assumption notes, reasons and the alternatives' notes by rule."""
+    is): every coded message wherever it stands (warnings, notes, reasons, host notes, ranges)."""
     if lang != "zh":
         return result
-    have = {f.name for f in fields(result)}
-    changes: dict = {}
-    if "warnings" in have:
-        changes["warnings"] = tuple(say_zh(w) for w in result.warnings)
-    if "assumptions" in have:
-        changes["assumptions"] = tuple(replace(a, note=say_zh(a.note)) for a in result.assumptions)
-    if "reason" in have and isinstance(result.reason, str):
-        changes["reason"] = say_zh(result.reason)
-    if "fit" in have and result.fit is not None:
-        changes["fit"] = replace(result.fit, reason=say_zh(result.fit.reason))
-    if "alternatives" in have:
-        changes["alternatives"] = tuple(replace(a, note=say_zh(a.note)) for a in result.alternatives)
-    if "options" in have:
-        changes["options"] = tuple(said_in(lang, o) for o in result.options)
-    if "capacity" in have and result.capacity is not None:
-        changes["capacity"] = said_in(lang, result.capacity)
-    return _coded_in_zh(replace(result, **changes))  # then every message elsewhere in it
+    return _coded_in_zh(result)
