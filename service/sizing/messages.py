@@ -73,22 +73,11 @@ class Template:
     meaning: str
 
     def __call__(self, **params) -> "Message":
-        try:
-            return _said(self, tuple(params.items()))
-        except TypeError:  # a parameter that cannot be a key: said afresh
-            return Message(self, params)
+        return Message(self, params)
 
     @property
     def fields(self) -> frozenset[str]:
         return _compiled(self.english)[2]
-
-
-@functools.lru_cache(maxsize=16_384)
-def _said(template: Template, items: tuple[tuple[str, object], ...]) -> "Message":
-    """A message said once for the same template and parameters: a question and its alternatives
-    say the same notes (the link, the engine's costs, the released format) several times over,
-    and messages are immutable."""
-    return Message(template, dict(items))
 
 
 class Verbatim(str):
