@@ -51,6 +51,8 @@ def _format(text: str, params: Mapping[str, object], say: Callable[[object], str
     """`text` filled with `params`: units converted, lists joined with `separator`, and text
     (messages, plain text) passed through `say` when given (another language)."""
     fast, conversions, _, bare = _compiled(text)
+    if say is None and not conversions and not any(type(params[name]) is tuple for name in bare):
+        return fast.format_map(params)  # English with nothing to convert or join: most messages
     values = dict(params)
     for name, unit, renamed in conversions:
         value = params[name]
