@@ -76,14 +76,12 @@ def recommend():
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
     result = said_in(lang, result)  # the candidates' reasons too
     choice = result.choice
-    reasons = result.reasons_zh if lang == "zh" else result.reasons_en
     check = None
     if scenario is not None:
-        agrees, lines = rec.compare_with_guide(scenario, result, lang)
-        zh = lang == "zh"
-        check = {"id": scenario.id, "title": scenario.title_zh if zh else scenario.title,
-                 "guide_answer": scenario.guide_answer_zh if zh else scenario.guide_answer,
-                 "agrees": agrees, "comparison": list(lines)}
+        agrees, lines = rec.compare_with_guide(scenario, result)
+        scenario = said_in(lang, scenario)
+        check = {"id": scenario.id, "title": scenario.title, "guide_answer": scenario.guide_answer,
+                 "agrees": agrees, "comparison": said_in(lang, lines)}
     return {
         "line": result.line,
         "tier": choice.card if choice else None,
@@ -91,14 +89,13 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "ranked_by": result.ranked_by,
         "value": choice.value if choice else None,
         "example_cards": result.examples,
-        "excluded_lines": [{"line": line, "reason": why} for line, why in
-                           (result.excluded_lines_zh if lang == "zh" else result.excluded_lines)],
+        "excluded_lines": [{"line": line, "reason": why} for line, why in result.excluded_lines],
         "candidates": result.candidates,
         "host": said_in(lang, host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes())))
         if choice else None,
-        "reasons": list(reasons),
+        "reasons": list(result.reasons),
         "lang": lang,
-        "summary": rec.summary(result, lang),
+        "summary": str(said_in(lang, rec.summary(result))),
         "scenario": check,
         "assumptions": list(result.assumptions),
         "warnings": list(result.warnings),
@@ -108,8 +105,9 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
 @bp.post("/normalize")
 def normalize():
     args = _normalize_in.load(json_body(request))
-    return _normalize_out(normalise_figure(args["value"], args["precision"], args["sparse"],
-                                                args.get("accumulate")))
+    return _normalize_out(said_in(args.get("lang") or preferred_lang() or "en",
+                                  normalise_figure(args["value"], args["precision"], args["sparse"],
+                                                   args.get("accumulate"))))
 
 
 @bp.get("/troubleshoot")

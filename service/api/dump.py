@@ -19,7 +19,7 @@ from marshmallow import Schema, fields
 from marshmallow.utils import missing
 
 from .schemas import StrictBoolean
-from .shapes import Num, Scaled
+from .shapes import Num, Said, Scaled, said
 
 _MISSING = object()
 Convert = Callable[[Any], Any]
@@ -48,6 +48,8 @@ def _converter(field: fields.Field) -> Convert:
         return lambda value: None if value is None else _number(value / divisor)
     if isinstance(field, Num):
         return _number
+    if isinstance(field, Said):
+        return said
     if isinstance(field, fields.Integer):
         return _integer
     if isinstance(field, fields.String):

@@ -20,10 +20,12 @@ from ..sizing import (
     INTERCONNECT_KINDS,
     LADDER,
     LINES,
+    LIST_SEPARATOR,
     OPTIMIZERS,
     RANK_BY,
     RECOMPUTE_MODES,
     SCENARIOS,
+    TEMPLATES,
     TERA,
     Alternative,
     Assumption,
@@ -71,7 +73,7 @@ from ..sizing import (
     model_from_hf_config,
 )
 from .catalogs import current_catalogs
-from .shapes import Num, Scaled, answer_schema, register
+from .shapes import Num, Said, Scaled, answer_schema, register
 
 MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
@@ -753,6 +755,7 @@ class NormalizeRequestSchema(_Strict):
     precision = fields.String(required=True, validate=validate.OneOf(tuple(LADDER)))
     sparse = StrictBoolean(load_default=False)
     accumulate = fields.String(validate=validate.OneOf(ACCUMULATE))
+    lang = _lang(metadata=doc("Language of the rules' text: en (default) or zh; Accept-Language also works."))
 
 
 class _TroubleshootQuerySchema(_Strict):
@@ -819,6 +822,27 @@ class CardInfoSchema(Schema):
 register(ModelSpec, ModelInfoSchema)
 register(Card, CardInfoSchema)
 
+_SAID = {code: t for code, t in TEMPLATES.items() if t is not LIST_SEPARATOR}  # the separator joins, never said
+
+
+class MessageSchema(Schema):
+    """A sentence the service says (a warning, an assumption's note, a reason, a description):
+    its stable code, the text in the answer's language, and the values the text was made from.
+    Match on `code` (it never changes once published, and its meaning is listed with the enum);
+    show `message`."""
+
+    code = fields.String(required=True, validate=validate.OneOf(tuple(_SAID)), metadata={
+        **doc("What is said, as a stable code; the enum lists every code, x-enum-descriptions what "
+              "each means."),
+        "x-enum-descriptions": [t.meaning for t in _SAID.values()]})
+    message = fields.String(required=True, metadata=doc(
+        "The sentence in the answer's language (lang=en or zh)."))
+    params = fields.Dict(keys=fields.String(), required=True, metadata=doc(
+        "The values the sentence was made from, by name: numbers in SI units (W, s, bytes, "
+        "tokens), ids and names as they stand, nested messages as Message objects, lists as "
+        "arrays. The same in every language."))
+
+
 AssumptionSchema = answer_schema(Assumption)
 MemoryComponentSchema = answer_schema(Component, "MemoryComponent")
 MemoryBreakdownSchema = answer_schema(MemoryBreakdown, units={"total_gib": ("total_bytes", GIB)},
@@ -871,7 +895,7 @@ def _assumptions():
 
 
 def _warnings():
-    return fields.List(fields.String(), required=True)
+    return fields.List(Said(), required=True)
 
 
 class FigureSchema(Schema):
@@ -1015,15 +1039,15 @@ class HealthSchema(Schema):
 
 class LineExclusionSchema(Schema):
     line = fields.String(required=True)
-    reason = fields.String(required=True)
+    reason = Said(required=True)
 
 
 class ScenarioCheckSchema(Schema):
     id = fields.String(required=True)
-    title = fields.String(required=True)
-    guide_answer = fields.String(required=True)
+    title = Said(required=True)
+    guide_answer = Said(required=True)
     agrees = fields.Boolean(required=True)
-    comparison = fields.List(fields.String(), required=True)
+    comparison = fields.List(Said(), required=True)
 
 
 class RecommendResponseSchema(Schema):
@@ -1036,7 +1060,7 @@ class RecommendResponseSchema(Schema):
     excluded_lines = fields.List(fields.Nested(LineExclusionSchema), required=True)
     candidates = fields.List(fields.Nested(CandidateSchema), required=True)
     host = fields.Nested(HostSchema, required=True, allow_none=True)
-    reasons = fields.List(fields.String(), required=True)
+    reasons = fields.List(Said(), required=True)
     lang = fields.String(required=True)
     summary = fields.String(required=True)
     scenario = fields.Nested(ScenarioCheckSchema, required=True, allow_none=True)
@@ -1052,7 +1076,7 @@ class NormalizeResponseSchema(Schema):
     dense_value = Num(required=True)
     dense_bf16 = Num(required=True)
     dense = fields.Dict(keys=fields.String(), values=Num(), required=True)
-    rules = fields.List(fields.String(), required=True)
+    rules = fields.List(Said(), required=True)
 
     @pre_dump
     def flatten(self, result, **kwargs):

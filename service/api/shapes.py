@@ -7,9 +7,10 @@ component (`make spec`). Hand-written schemas remain only where an answer conver
 flattens several domain objects into one JSON object.
 
 The mapping of types: int -> integer, float -> number (rounded to 12 significant digits),
-str -> string, bool -> boolean, `X | None` -> nullable, a nested answer dataclass -> its own
-component, tuple[X, ...] / list[X] -> array, Mapping[str, X] -> object. A type outside it is an
-error at import, never a field dropped without a word.
+str -> string, a coded Message -> a Message object {code, message, params}, bool -> boolean,
+`X | None` -> nullable, a nested answer dataclass -> its own component, tuple[X, ...] / list[X] ->
+array, Mapping[str, X] -> object. A type outside it is an error at import, never a field dropped
+without a word.
 """
 
 import copy
@@ -19,6 +20,8 @@ import typing
 from collections.abc import Mapping
 
 from marshmallow import Schema, fields
+
+from ..sizing import Message, as_json
 
 DESCRIPTION = "description"  # the metadata key a dataclass field's description sits under
 
@@ -32,6 +35,24 @@ class Num(fields.Float):
         if value is None:
             return None
         return float(f"{value:.12g}")
+
+
+class Said(fields.Field):
+    """A coded message in an answer: `{code, message, params}` (component Message), the message
+    said in the answer's language."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return said(value)
+
+
+def said(value):
+    """A message as JSON; TypeError for text that is not a coded message (a bug, never dumped as
+    bare text)."""
+    if value is None:
+        return None
+    if not isinstance(value, Message):
+        raise TypeError(f"an answer's message is not coded: {value!r}")
+    return as_json(value)
 
 
 def nested(cls: type) -> type[Schema]:
@@ -64,6 +85,8 @@ def _plain(hint, kwargs: dict, name: str) -> fields.Field:
         return Num(**kwargs)
     if hint is str:
         return fields.String(**kwargs)
+    if hint is Message:
+        return Said(**kwargs)
     if hint is typing.Any:
         return fields.Raw(**kwargs)
     if dataclasses.is_dataclass(hint):

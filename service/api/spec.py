@@ -24,6 +24,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import validate
 
 from . import schemas
+from .shapes import Said
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MARKER = "  schemas:\n"  # components.schemas: the last block of openapi.yaml, all generated
@@ -50,6 +51,8 @@ def _one_of(self, field, **kwargs) -> dict:
         refs = [{"$ref": f"#/components/schemas/{component_name(schema)}"}
                 for _, schema in field.object_schemas]
         return {"oneOf": [{"type": "string"}, *refs]}
+    if isinstance(field, Said):
+        return {"$ref": "#/components/schemas/Message"}
     if isinstance(field, schemas.CompareOptionsField):
         return {"oneOf": [
             {"type": "array", "minItems": 1, "maxItems": schemas.MAX_COMPARED,

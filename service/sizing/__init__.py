@@ -21,7 +21,7 @@ from .hfconfig import model_from_hf_config
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
 from .memory import Component, FitAnswer, MemoryBreakdown
-from .messages import TEMPLATES, Message, Template
+from .messages import LIST_SEPARATOR, TEMPLATES, Message, Template, as_json
 from .messages import check as check_translations
 from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
@@ -62,5 +62,6 @@ __all__ = [
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
     "questions", "rank_cards", "real_card", "recommend", "said_in", "say_zh", "to_zh",
-    "LANGUAGES", "TEMPLATES", "Message", "Template", "check_translations", "translations",
+    "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "as_json", "check_translations",
+    "translations",
 ]

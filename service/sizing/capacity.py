@@ -51,7 +51,7 @@ class CapacityAnswer:
     time_per_output_token_s: float | None
     total_tokens_per_s: float | None
     power_w: float | None
-    reason: str
+    reason: M.Message
     assumptions: tuple[Assumption, ...] = ()
 
 
@@ -107,8 +107,8 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
         return replace(_unmet(card, target, closest, tried), assumptions=tuple(own.assumptions))
     if count is None and best.cards > d.MAX_CARDS:
         return CapacityAnswer(card, False, None, None, None, None, None, None, None, None, None, None,
-                              f"the target needs {best.cards:,} x {card.id}, more than the "
-                              f"{d.MAX_CARDS:,} cards sized", tuple(own.assumptions))
+                              M.TARGET_NEEDS_TOO_MANY(cards=best.cards, card=card.id, most=d.MAX_CARDS),
+                              tuple(own.assumptions))
     setup(model, workload, breakdown, card, best.group, fabric, own)  # the chosen plan's assumptions
     return replace(_met(card, best, per_machine, target, count), assumptions=tuple(own.assumptions))
 

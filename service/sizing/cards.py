@@ -69,8 +69,8 @@ class Card:
     measured_source: str = ""
     link_domain_cards: int | None = None  # cards the dedicated link joins (None: a whole machine)
     pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
-    lookup_warning: str = ""  # said when a family name ("A100") resolved to this variant
-    line_assumed: str = ""  # why a custom card's line was inferred, when the caller gave none
+    lookup_warning: M.Message | None = None  # said when a family name ("A100") resolved to this variant
+    line_assumed: M.Message | None = None  # why a custom card's line was inferred, when the caller gave none
 
 
 
@@ -412,7 +412,7 @@ def custom_card(
 ) -> Card:
     """A card described by the caller's figures (the same units as the catalog's); without a
     line, the line its figures suggest (said in the answer)."""
-    assumed = ""
+    assumed: M.Message | None = None
     if line is None:
         line, assumed = infer_line(memory_gib, interconnect_gb_per_s, interconnect, ecc)
     if line not in LINES:
@@ -445,7 +445,7 @@ WORKSTATION_MAX_GIB = 96  # the largest workstation card (RTX PRO 6000 Blackwell
 
 
 def infer_line(memory_gib: float, link_gb_per_s: float | None, interconnect: str | None,
-               ecc: bool | None) -> tuple[str, str]:
+               ecc: bool | None) -> tuple[str, M.Message]:
     """The product line a card's figures suggest, and why: a dedicated link or more memory than a
     workstation card holds means data centre; ECC or more than a consumer card's 32 GB means
     workstation; else consumer."""

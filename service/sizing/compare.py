@@ -67,7 +67,7 @@ class CompareOption:
     card_name: str
     line: str
     meets_target: bool
-    reason: str
+    reason: M.Message
     cards: int | None
     cards_needed: int | None
     machines: int | None
@@ -93,7 +93,7 @@ class CompareOption:
     rent_cheaper_below_utilization: float | None
     pareto_optimal: bool | None
     rank: int
-    warnings: tuple[str, ...]
+    warnings: tuple[M.Message, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,7 +112,7 @@ class CompareResult:
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[M.Message, ...]
     workload: Workload
 
 
@@ -121,7 +121,7 @@ class _Reached:
     """What an option's cards do: how many, on which plan, how fast, or why not."""
 
     meets: bool
-    reason: str
+    reason: M.Message
     cards: int | None
     cards_needed: int | None
     plan: PlanAnswer | None
@@ -129,7 +129,7 @@ class _Reached:
     total: float | None = None
     ttft: float | None = None
     time_s: float | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[M.Message, ...] = ()
 
 
 def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...], energy: EnergyInput,
@@ -195,7 +195,7 @@ def _option(model: ModelSpec, given: WorkloadInput, workload: Workload, offer: O
         else:
             reached = _training(model, given, hardware, deadline_days, notes)
     except SizingError as exc:
-        reached = _Reached(False, exc.message, hardware.count, None, None)
+        reached = _Reached(False, M.NOT_ANSWERED(detail=exc.message), hardware.count, None, None)
     own = Notes()
     for text in (*reached.warnings, *_duty(card, energy, workload, reached)):
         own.warn(text)
@@ -270,7 +270,7 @@ def hours_per_day(energy: EnergyInput) -> float:
     return energy.hours_per_day if energy.hours_per_day is not None else d.HOURS_PER_DAY.value
 
 
-def _duty(card: Card, energy: EnergyInput, workload: Workload, reached: _Reached) -> tuple[str, ...]:
+def _duty(card: Card, energy: EnergyInput, workload: Workload, reached: _Reached) -> tuple[M.Message, ...]:
     """The guide's warnings about the card's duty: consumer cards around the clock, no ECC on a
     long job, PCIe between cards for training."""
     out = []

@@ -19,7 +19,7 @@ class Default(Generic[T]):
     """A default value and the reason for it (quoted back to the caller in `assumptions`)."""
 
     value: T
-    note: str  # a coded message (messages.Message) for every default defined here
+    note: str  # a coded message (messages.Message) once the module has loaded (_coded, below)
 
 
 MODE = Default("inference", "no mode given")

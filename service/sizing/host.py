@@ -173,7 +173,7 @@ class HostSizing:
     ups_w: float | None
     power_feeds: int | None
     typical_power_w: float
-    notes: tuple[str, ...]
+    notes: tuple[M.Message, ...]
 
 
 def round_up(value: float, sizes: tuple[int, ...]) -> int:
@@ -194,7 +194,7 @@ def _in_servers(card: Card) -> bool:
     return card.line == "datacenter"
 
 
-def power_basis(card: Card, table: PowerTable | None = None) -> str:
+def power_basis(card: Card, table: PowerTable | None = None) -> M.Message:
     """Where host_sizing's typical power for these cards comes from, in words."""
     if not _in_servers(card):
         return M.POWER_CARDS_PLUS_PLATFORM(platform_w=PLATFORM_W)

@@ -20,7 +20,7 @@ class Assumption:
 
     name: str
     value: float | int | str | bool
-    note: str
+    note: M.Message
 
 
 @dataclass
@@ -28,22 +28,23 @@ class Notes:
     """What one answer assumed and what it warns about, collected while it is computed."""
 
     assumptions: list[Assumption] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[M.Message] = field(default_factory=list)
     _named: set[str] = field(default_factory=set, repr=False)
 
     def use(self, name: str, given, default: d.Default):
         """The given value, or the default (recorded as an assumption)."""
         if given is not None:
             return given
+        assert isinstance(default.note, M.Message), default.note  # every Default is coded (defaults._coded)
         self.assume(name, default.value, default.note)
         return default.value
 
-    def assume(self, name: str, value, note: str) -> None:
+    def assume(self, name: str, value, note: M.Message) -> None:
         if name not in self._named:
             self._named.add(name)
             self.assumptions.append(Assumption(name, value, note))
 
-    def warn(self, text: str) -> None:
+    def warn(self, text: M.Message) -> None:
         if text not in self.warnings:
             self.warnings.append(text)
 
@@ -338,8 +339,9 @@ def released_note(model: ModelSpec) -> M.Message:
 def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:
     """Say which variant a family name ("A100") was taken as, once per card, and the line a
     custom card was taken to be."""
-    for warning in dict.fromkeys(c.lookup_warning for c in cards if c.lookup_warning):
-        notes.warn(warning)
+    for warning in dict.fromkeys(c.lookup_warning for c in cards):
+        if warning is not None:
+            notes.warn(warning)
     for card in cards:
         if card.line_assumed:
             notes.assume("hardware.card.line", card.line, card.line_assumed)

@@ -192,7 +192,7 @@ class FitAnswer:
         "need_bytes_per_card x the cards the plan uses: every card's runtime and any state kept "
         "on each card counted on each; the summary's 'in all'.")})
     max_concurrent_sequences: int | None
-    reason: str
+    reason: M.Message
 
 
 @dataclass(frozen=True)

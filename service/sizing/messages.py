@@ -15,6 +15,7 @@ fraction shown in percent.
 """
 
 import functools
+import math
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -87,20 +88,23 @@ class Verbatim(str):
 
 
 class Message(str):
-    """A template said with its parameters: the English text, its template and parameters."""
+    """A template said with its parameters: the text (English unless said in another language by
+    `said`), its template and parameters."""
 
     template: Template
     params: Mapping[str, object]
 
-    def __new__(cls, template: Template, params: Mapping[str, object]) -> "Message":
-        if params.keys() != template.fields:
-            raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
-        message = super().__new__(cls, _format(template.english, params, None, LIST_SEPARATOR.english))
+    def __new__(cls, template: Template, params: Mapping[str, object], text: str | None = None) -> "Message":
+        if text is None:
+            if params.keys() != template.fields:
+                raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
+            text = _format(template.english, params, None, LIST_SEPARATOR.english)
+        message = super().__new__(cls, text)
         message.template, message.params = template, params
         return message
 
     def __reduce__(self):
-        return Message, (self.template, self.params)
+        return Message, (self.template, self.params, str(self))
 
     @property
     def code(self) -> str:
@@ -118,6 +122,41 @@ class Message(str):
 
         separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
         return _format(translations.get(self.template.english, self.template.english), self.params, say, separator)
+
+    def said(self, translations: Mapping[str, str], plain: Callable[[str], str] = lambda text: text) -> "Message":
+        """The same message (code and parameters) with its text, and its nested messages' texts, in
+        the language of `translations`."""
+        params = {name: _said(value, translations, plain) for name, value in self.params.items()}
+        return Message(self.template, params, self.say(translations, plain))
+
+
+def _said(value: object, translations: Mapping[str, str], plain: Callable[[str], str]) -> object:
+    if isinstance(value, Message):
+        return value.said(translations, plain)
+    if isinstance(value, tuple) and any(isinstance(v, Message) for v in value):
+        return tuple(_said(v, translations, plain) for v in value)
+    return value
+
+
+def as_json(message: "Message") -> dict:
+    """A message as an answer carries it: `{code, message, params}`, the parameters as JSON values
+    (numbers in SI rounded to 12 significant digits, nested messages as objects, lists as arrays)."""
+    return {"code": message.template.code, "message": str(message),
+            "params": {name: _json_value(value) for name, value in message.params.items()}}
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, Message):
+        return as_json(value)
+    if isinstance(value, (tuple, list)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, float):
+        return float(f"{value:.12g}") if math.isfinite(value) else None
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    return str(value)  # an id, a name, a cited source
 
 
 TEMPLATES: dict[str, Template] = {}
@@ -834,6 +873,125 @@ BUDGET_UNCHECKED = template(
 NO_TIER_MEETS = template(
     "no_tier_meets_constraints", "no tier of any allowed line meets the constraints",
     "the recommendation found no card for the constraints")
+
+
+# --- recommend.py: why a line is ruled out, the reasons, the guide's scenarios, the summary
+CONSUMER_HOURS = template(
+    "line_consumer_hours", "runs {hours_per_day:g} h continuously; consumer cards are built for a few hours a day",
+    "the job runs longer a day than consumer cards are built for")
+CONSUMER_NO_ECC = template("line_consumer_no_ecc", "ECC is required; consumer cards have none",
+                           "ECC is required, which rules out consumer cards")
+CONSUMER_NOT_CERTIFIED = template(
+    "line_consumer_not_certified", "certified drivers are required; consumer cards have none",
+    "certified drivers are required, which rules out consumer cards")
+DATACENTER_NOT_CERTIFIED = template(
+    "line_datacenter_not_certified", "professional software needs workstation drivers with certification",
+    "certified drivers are required, which rules out data-centre cards")
+LINE_RULED_OUT = template("line_ruled_out", "{line}: {why}", "a product line the constraints rule out, and why")
+LINE_PCIE_CLUSTER = template(
+    "line_pcie_cluster",
+    "{line}: a training job that needs several of its largest cards needs a fast interconnect, and this line "
+    "talks over PCIe (guide 6.4: never save 10 % on the interconnect, it costs 30 %+ of training efficiency)",
+    "a training job that needs several cards of a PCIe-only line skips that line")
+LINE_MISSES_TARGET = template("line_misses_target", "{line}: no tier meets the target within the power limit",
+                              "no tier of the line reaches the serving target within the power limit")
+LINE_HOLDS_NOTHING = template(
+    "line_holds_nothing", "{line}: no tier holds the model within {cards} card(s) and the power limit",
+    "no tier of the line holds the model within the cards and power allowed")
+LINE_LOWEST_ALLOWED = template("line_lowest_allowed", "product line {line}: the lowest line the constraints allow",
+                               "the line recommended is the lowest the constraints allow")
+MEETS_TARGET = template("meets_target", "meets the target", "the choice reaches the serving target")
+MEMORY_FITS = template("memory_fits", "memory fits", "the choice holds the model in memory")
+PER_COST_SUFFIX = " per unit of cost"
+RANKED_PER_COST = template("ranked_per_cost", "{figure}" + PER_COST_SUFFIX, "a figure divided by the cards' price")
+RANKED_BY = {
+    figure: template(f"ranked_by_{figure.replace(' ', '_')}", figure, meaning)
+    for figure, meaning in (
+        ("training_tokens_per_s", "ranked by training tokens per second"),
+        ("total_tokens_per_s", "ranked by the tokens per second of all streams"),
+        ("decode_tokens_per_s_expected", "ranked by one stream's expected decode speed"),
+        ("fewest cards for the target", "ranked by the fewest cards that reach the serving target"),
+        ("cost for the target", "ranked by the least cost that reaches the serving target"),
+    )
+}
+CHOICE_BEST = template(
+    "choice_best", "{cards} x {card}: {met}, and it is the best by {ranked_by} ({value:,.1f})",
+    "the tier recommended and the figure it is best by")
+TARGET_MET_ON_MACHINES = template(
+    "target_met_on_machines", "{reason}; {machines} machine(s), {power_w:,.0f} W",
+    "the plan that reaches the serving target, the machines it takes and their draw")
+RECOMMEND_NONE = template("recommend_none", "No tier of any allowed line meets these constraints.",
+                          "the summary when no card meets the constraints")
+RECOMMENDED = template(
+    "recommended",
+    "Recommended: {cards} x {card} ({line} line): it holds the model and is the best by {ranked_by} ({value:,.1f}).",
+    "the summary of a recommendation")
+SCENARIO_DEVELOPER = template("scenario_developer", "one developer, 7B-13B fine-tune and inference",
+                              "the guide's scenario: one developer")
+SCENARIO_DEVELOPER_GUIDE = template(
+    "scenario_developer_guide",
+    "C70 (tight: LoRA at batch 1, 2K sequence) or W-A (7B LoRA at 4K, 13B 4-bit inference at 20-30 tokens/s)",
+    "the guide's answer for one developer")
+SCENARIO_TEAM_INFERENCE = template(
+    "scenario_team_inference", "team inference service, 30B-70B, dozens of concurrent users",
+    "the guide's scenario: a team's inference service")
+SCENARIO_TEAM_INFERENCE_GUIDE = template(
+    "scenario_team_inference_guide",
+    "2 x W-B (replicas, data parallel) or 2-4 x D-S (tensor parallel); 70B half precision needs 3 x W-B or "
+    "2 x D-M", "the guide's answer for a team's inference service")
+SCENARIO_TRAINING_CLUSTER = template(
+    "scenario_training_cluster", "small training cluster, 7B-13B full fine-tune",
+    "the guide's scenario: a small training cluster")
+SCENARIO_TRAINING_CLUSTER_GUIDE = template(
+    "scenario_training_cluster_guide",
+    "4 x 80 GB (33 GB each) for 7B, 8 cards for 13B; a high-speed interconnect; stay at or under 32 cards",
+    "the guide's answer for a small training cluster")
+GUIDE_SAME_CHOICE = template("guide_same_choice", "{tier}: the service's choice too, {cards} card(s)",
+                             "the service chose the guide's tier, on the guide's count")
+GUIDE_SAME_TIER_OTHER_COUNT = template(
+    "guide_same_tier_other_count",
+    "{tier}: the service's choice too, {cards} card(s) where the guide says {guide_cards}: {reason}",
+    "the service chose the guide's tier on another count")
+GUIDE_TIER_NOT_EVALUATED = template(
+    "guide_tier_not_evaluated", "{tier}: not evaluated; a lower line ({line}) already meets the constraints",
+    "the guide's tier belongs to a line above the one recommended")
+GUIDE_TIER_REFUSED = template("guide_tier_refused", "{tier}: the service disagrees: {reason}",
+                              "the guide's tier does not meet the constraints by the service's figures")
+GUIDE_TIER_BELOW = template(
+    "guide_tier_below",
+    "{tier}: fits on {cards} card(s) with {figure} {value:,.1f}, below {chosen}'s {chosen_value:,.1f}",
+    "the guide's tier fits but ranks below the service's choice")
+
+# --- ranking.py, capacity.py: cards left out
+RANK_NEEDS_MORE = template("rank_needs_more_cards", "needs {cards} cards, {allowed} allowed",
+                           "the card needs more cards than the ranking allows")
+RANK_HOLDS_NOTHING = template("rank_holds_nothing", "holds it on no number of cards",
+                              "no number of these cards holds the job")
+TARGET_NEEDS_TOO_MANY = template(
+    "target_needs_too_many", "the target needs {cards:,} x {card}, more than the {most:,} cards sized",
+    "the serving target needs more cards than the service sizes")
+
+# --- a question the service could not answer, where it stands inside a larger answer
+NOT_ANSWERED = template(
+    "not_answered", "{detail}",
+    "a part of the answer could not be computed; detail is the error's text (English), as the error "
+    "answer of the same question would give it")
+
+
+# --- normalize.py: the rules a marketing figure went through
+NORMALIZE_SPARSE = template(
+    "normalize_sparse", "sparse: a 2:4 structured-sparsity figure is twice the dense rate, so / 2",
+    "the figure was quoted with 2:4 sparsity and is halved")
+NORMALIZE_FP16_ACCUMULATE = template(
+    "normalize_fp16_accumulate",
+    "accumulate fp16: GeForce cards quote FP16-accumulate rates, twice the FP32-accumulate rate training uses, "
+    "so / 2", "the figure was quoted with FP16 accumulate and is halved")
+NORMALIZE_TO_BF16 = template(
+    "normalize_to_bf16", "{precision} to bf16: dense {precision} runs at {factor:g}x dense bf16 on tensor units, "
+    "so / {factor:g}", "a lower precision's rate divided down to bf16")
+NORMALIZE_TF32_TO_BF16 = template(
+    "normalize_tf32_to_bf16", "{precision} to bf16: dense tf32 runs at half dense bf16, so x 2",
+    "tf32's rate doubled to bf16")
 
 
 def check(translations: Mapping[str, str]) -> list[str]:

@@ -9,6 +9,7 @@ training uses.
 
 from dataclasses import dataclass
 
+from . import messages as M
 from .errors import InvalidInputError
 
 # Dense rate relative to dense BF16 on tensor units.
@@ -25,7 +26,7 @@ class Normalized:
     dense_value: float
     dense_bf16: float
     dense: tuple[tuple[str, float], ...]
-    rules: tuple[str, ...]
+    rules: tuple[M.Message, ...]
 
 
 def normalize(value: float, precision: str, sparse: bool, accumulate: str | None = None) -> Normalized:
@@ -35,20 +36,18 @@ def normalize(value: float, precision: str, sparse: bool, accumulate: str | None
         raise InvalidInputError(f"precision must be one of {', '.join(LADDER)}", "precision")
     if accumulate is not None and accumulate not in ACCUMULATE:
         raise InvalidInputError(f"accumulate must be one of {', '.join(ACCUMULATE)}", "accumulate")
-    rules = []
+    rules: list[M.Message] = []
     dense = value
     if sparse:
         dense /= 2
-        rules.append("sparse: a 2:4 structured-sparsity figure is twice the dense rate, so / 2")
+        rules.append(M.NORMALIZE_SPARSE())
     if accumulate == "fp16" and key in ("fp16", "bf16", "fp8"):
         dense /= 2
-        rules.append("accumulate fp16: GeForce cards quote FP16-accumulate rates, twice the "
-                     "FP32-accumulate rate training uses, so / 2")
+        rules.append(M.NORMALIZE_FP16_ACCUMULATE())
     bf16 = dense / LADDER[key]
     if LADDER[key] != 1.0:
         factor = LADDER[key]
-        rules.append(f"{key} to bf16: dense {key} runs at {factor:g}x dense bf16 on tensor units, "
-                     f"so / {factor:g}" if factor > 1 else
-                     f"{key} to bf16: dense tf32 runs at half dense bf16, so x 2")
+        rules.append(M.NORMALIZE_TO_BF16(precision=key, factor=factor) if factor > 1 else
+                     M.NORMALIZE_TF32_TO_BF16(precision=key))
     ladder = tuple((name, bf16 * factor) for name, factor in LADDER.items())
     return Normalized(value, key, sparse, accumulate, dense, bf16, ladder, tuple(rules))

@@ -128,7 +128,7 @@ def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> str:
 class Excluded:
     card: Card
     cards_needed: int | None
-    reason: str
+    reason: M.Message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +139,7 @@ class RankResult:
     ranking: tuple[RankedCard, ...]
     excluded: tuple[Excluded, ...]
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[M.Message, ...]
 
 
 def rank_cards(
@@ -168,9 +168,8 @@ def rank_cards(
             if needed is not None and needed <= limit:
                 kept.append(card)
             else:
-                excluded.append(Excluded(card, needed, (
-                    f"needs {needed} cards, {limit} allowed" if needed else
-                    "holds it on no number of cards")))
+                excluded.append(Excluded(card, needed, M.RANK_NEEDS_MORE(cards=needed, allowed=limit)
+                                         if needed else M.RANK_HOLDS_NOTHING()))
     if not kept:
         notes.warn(M.NO_CARD_PASSES_MEMORY())
     for card in kept:

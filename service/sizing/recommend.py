@@ -25,7 +25,6 @@ from .placement import cards_needed
 from .plan import cards_per_machine
 from .questions import place_serving, place_training
 from .throughput import decode_speed
-from .zh import say_zh
 
 # Cards one machine holds when the model may be split; a training cluster may grow to
 # d.CLUSTER_COMPLEXITY_CARDS (guide 5.3: beyond 32 cards complexity rises steeply).
@@ -57,39 +56,34 @@ class Candidate:
     value: float | None
     price_total: float | None
     value_per_cost: float | None
-    reason: str
+    reason: M.Message
 
 
 @dataclass(frozen=True)
 class Recommendation:
     line: str
-    excluded_lines: tuple[tuple[str, str], ...]  # (line, why), in English
+    excluded_lines: tuple[tuple[str, M.Message], ...]  # (line, why)
     choice: Candidate | None
     candidates: tuple[Candidate, ...]
     examples: tuple[Card, ...]
     ranked_by: str
-    reasons_en: tuple[str, ...]
-    reasons_zh: tuple[str, ...]
+    reasons: tuple[M.Message, ...]
     assumptions: tuple[Assumption, ...] = ()
-    warnings: tuple[str, ...] = ()
-    excluded_lines_zh: tuple[tuple[str, str], ...] = ()  # (line, why), in Chinese
+    warnings: tuple[M.Message, ...] = ()
 
 
-def line_exclusions(c: Constraints) -> dict[str, tuple[str, str]]:
-    """Why each line is ruled out by the constraints, in English and Chinese (absent: allowed)."""
+def line_exclusions(c: Constraints) -> dict[str, M.Message]:
+    """Why each line is ruled out by the constraints (absent: allowed)."""
     out = {}
     hours = c.continuous_hours
     if hours is not None and hours > d.CONSUMER_MAX_HOURS_PER_DAY:
-        out["consumer"] = (f"runs {hours:g} h continuously; consumer cards are built for a few hours a day",
-                           f"需要连续运行 {hours:g} 小时；消费级卡按每天几小时设计")
+        out["consumer"] = M.CONSUMER_HOURS(hours_per_day=hours)
     elif c.ecc:
-        out["consumer"] = ("ECC is required; consumer cards have none", "需要 ECC；消费级卡没有")
+        out["consumer"] = M.CONSUMER_NO_ECC()
     elif c.certified_drivers:
-        out["consumer"] = ("certified drivers are required; consumer cards have none",
-                           "需要认证驱动；消费级卡没有")
+        out["consumer"] = M.CONSUMER_NOT_CERTIFIED()
     if c.certified_drivers:
-        out["datacenter"] = ("professional software needs workstation drivers with certification",
-                             "专业软件需要工作站卡的认证驱动")
+        out["datacenter"] = M.DATACENTER_NOT_CERTIFIED()
     return out
 
 
@@ -126,7 +120,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     allowed = [line for line in LINES if line not in excluded]
     if not allowed:
         raise InvalidInputError("the constraints rule out every product line", "constraints")
-    reasons = [(f"{line}: {en}", f"{line}：{zh}") for line, (en, zh) in excluded.items()]
+    reasons = [M.LINE_RULED_OUT(line=line, why=why) for line, why in excluded.items()]
     candidates: tuple[Candidate, ...] = ()
     evaluated: list[Candidate] = []
     # A serving job's memory is the same on every card: made once for the candidates.
@@ -134,11 +128,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
         if _pcie_cluster(model, resolved, line_tiers, constraints):
-            reasons.append((f"{line}: a training job that needs several of its largest cards needs a "
-                            "fast interconnect, and this line talks over PCIe (guide 6.4: never save "
-                            "10 % on the interconnect, it costs 30 %+ of training efficiency)",
-                            f"{line}：多卡训练需要高速互联，这一档只走通用总线（别为省 10% 选低一档"
-                            "互联，训练效率损失 30% 起步）"))
+            reasons.append(M.LINE_PCIE_CLUSTER(line=line))
             continue
         candidates = tuple(_candidate(model, resolved, card, constraints, prices, breakdown) if target is None
                            else _for_target(model, resolved, card, constraints, prices, target)
@@ -148,19 +138,15 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
         if fitting:
             choice, ranked_by = _best(fitting)
             examples = _examples(model, resolved, catalog, choice, breakdown)
-            en, zh = _reasons(line, reasons, choice, ranked_by)
-            return Recommendation(line, _excluded(excluded, 0), choice, tuple(evaluated), examples,
-                                  ranked_by, en, zh, excluded_lines_zh=_excluded(excluded, 1))
+            return Recommendation(line, tuple(excluded.items()), choice, tuple(evaluated), examples,
+                                  ranked_by, _reasons(line, reasons, choice, ranked_by))
         if target is not None:
-            reasons.append((f"{line}: no tier meets the target within the power limit",
-                            f"{line}：在功耗限制内没有档位达到服务目标"))
+            reasons.append(M.LINE_MISSES_TARGET(line=line))
             continue
         limit = _max_cards(line, constraints, resolved)
-        reasons.append((f"{line}: no tier holds the model within {limit} card(s) and the power limit",
-                        f"{line}：在 {limit} 张卡和功耗限制内没有档位放得下"))
-    en, zh = tuple(r[0] for r in reasons), tuple(r[1] for r in reasons)
-    return Recommendation(allowed[-1], _excluded(excluded, 0), None, tuple(evaluated), (),
-                          "none", en, zh, excluded_lines_zh=_excluded(excluded, 1))
+        reasons.append(M.LINE_HOLDS_NOTHING(line=line, cards=limit))
+    return Recommendation(allowed[-1], tuple(excluded.items()), None, tuple(evaluated), (),
+                          "none", tuple(reasons))
 
 
 def _examples(model: ModelSpec, workload: Workload, catalog: Catalog, choice: Candidate,
@@ -174,11 +160,6 @@ def _examples(model: ModelSpec, workload: Workload, catalog: Catalog, choice: Ca
 
     return tuple(card for card in catalog.cards
                  if card.kind == "card" and card.tier == choice.card.id and holds(card))
-
-
-def _excluded(excluded: dict, language: int) -> tuple[tuple[str, str], ...]:
-    """(line, why) for each excluded line, in English (0) or Chinese (1)."""
-    return tuple((line, said[language]) for line, said in excluded.items())
 
 
 def _pcie_cluster(model: ModelSpec, workload: Workload, line_tiers: list[Card], c: Constraints) -> bool:
@@ -257,7 +238,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
                          M.OVER_BUDGET(cards=cards, total=total, budget=c.budget))
     return Candidate(card, cards, True, figure, cards, total,
                      None if total is None else 1 / total,
-                     f"{answer.reason}; {answer.machines} machine(s), {answer.power_w:,.0f} W")
+                     M.TARGET_MET_ON_MACHINES(reason=answer.reason, machines=answer.machines, power_w=answer.power_w))
 
 
 def machine_power_w(card: Card, count: int) -> float:
@@ -265,7 +246,7 @@ def machine_power_w(card: Card, count: int) -> float:
     return host_sizing(card, count, cards_per_machine(card, None, Notes())).typical_power_w
 
 
-def _over_total_power(c: Constraints, card: Card, cards: int, power_w: float | None = None) -> str | None:
+def _over_total_power(c: Constraints, card: Card, cards: int, power_w: float | None = None) -> M.Message | None:
     """Why the machines break power_w_total (their draw, host included: `power_w` where the
     answer has it, else sized here), or None; nothing is sized without a total to check."""
     if c.power_w_total is None:
@@ -301,7 +282,7 @@ def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
         return min(fitting, key=lambda c: (c.value, c.card.power_w)), "fewest cards for the target"
     per_cost = [(c, c.value_per_cost) for c in fitting if c.value_per_cost is not None]
     if per_cost and len(per_cost) == len(fitting):
-        return max(per_cost, key=lambda pair: pair[1])[0], f"{fitting[0].figure} per unit of cost"
+        return max(per_cost, key=lambda pair: pair[1])[0], f"{fitting[0].figure}{M.PER_COST_SUFFIX}"
     return max(fitting, key=_fitting_value), fitting[0].figure
 
 
@@ -311,48 +292,32 @@ def _fitting_value(candidate: Candidate) -> float:
     return candidate.value
 
 
-_FIGURES_ZH = {
-    "training_tokens_per_s": "训练吞吐（training_tokens_per_s）",
-    "total_tokens_per_s": "总吞吐（total_tokens_per_s）",
-    "decode_tokens_per_s_expected": "单路生成速度（decode_tokens_per_s_expected）",
-    "fewest cards for the target": "满足目标所需卡数最少",
-    "cost for the target": "满足目标的成本最低",
-}
+def ranked_by_said(ranked_by: str) -> M.Message:
+    """What a recommendation was ranked by, as a message (a figure, per unit of cost or not)."""
+    figure = ranked_by.removesuffix(M.PER_COST_SUFFIX)
+    said = M.RANKED_BY[figure]()
+    return M.RANKED_PER_COST(figure=said) if ranked_by.endswith(M.PER_COST_SUFFIX) else said
 
 
-def ranked_by_zh(ranked_by: str) -> str:
-    """What a recommendation was ranked by, in Chinese."""
-    per_cost = ranked_by.endswith(" per unit of cost")
-    figure = ranked_by.removesuffix(" per unit of cost")
-    said = _FIGURES_ZH.get(figure, figure)
-    return f"每单位成本的{said}" if per_cost else said
-
-
-def _reasons(line, reasons, choice, ranked_by) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    card = choice.card
-    met = "meets the target" if choice.figure == "cards_for_target" else "memory fits"
-    met_zh = "满足服务目标" if choice.figure == "cards_for_target" else "显存放得下"
-    en = [f"product line {line}: the lowest line the constraints allow", *(r[0] for r in reasons),
-          f"{choice.count} x {card.id}: {met}, and it is the best by {ranked_by} "
-          f"({choice.value:,.1f})"]
-    zh = [f"产品线 {line}：约束条件允许的最低一档", *(r[1] for r in reasons),
-          f"{choice.count} 张 {card.id}：{met_zh}，且按{ranked_by_zh(ranked_by)}最优（{choice.value:,.1f}）"]
-    return tuple(en), tuple(zh)
+def _reasons(line: str, reasons: list[M.Message], choice: Candidate, ranked_by: str) -> tuple[M.Message, ...]:
+    met = M.MEETS_TARGET() if choice.figure == "cards_for_target" else M.MEMORY_FITS()
+    return (M.LINE_LOWEST_ALLOWED(line=line), *reasons,
+            M.CHOICE_BEST(cards=choice.count, card=choice.card.id, met=met, ranked_by=ranked_by_said(ranked_by),
+                          value=choice.value))
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One of the guide's worked scenarios (section 5) and the guide's answer to it."""
+    """One of the guide's worked scenarios (section 5) and the guide's answer to it (both coded
+    messages, so that they are said in the caller's language)."""
 
     id: str
-    title: str
+    title: M.Message
     model: str
     workload: dict
     constraints: Constraints
     guide_counts: dict
-    guide_answer: str
-    title_zh: str = ""
-    guide_answer_zh: str = ""
+    guide_answer: M.Message
 
     @property
     def guide_tiers(self) -> tuple[str, ...]:
@@ -362,30 +327,18 @@ class Scenario:
 SCENARIOS = {
     s.id: s
     for s in (
-        Scenario("developer", "one developer, 7B-13B fine-tune and inference", "llama-2-7b",
+        Scenario("developer", M.SCENARIO_DEVELOPER(), "llama-2-7b",
                  {"mode": "lora", "context_tokens": 4096},
                  Constraints(power_w=250, continuous_hours=4, splittable=False),
-                 {"C70": 1, "W-A": 1},
-                 "C70 (tight: LoRA at batch 1, 2K sequence) or W-A (7B LoRA at 4K, 13B 4-bit "
-                 "inference at 20-30 tokens/s)",
-                 "个人开发者，7B-13B 微调与推理",
-                 "C70（紧张：LoRA batch 1、2K 序列）或 W-A（7B LoRA 4K，13B 4-bit 推理 20-30 token/s）"),
-        Scenario("team_inference", "team inference service, 30B-70B, dozens of concurrent users",
+                 {"C70": 1, "W-A": 1}, M.SCENARIO_DEVELOPER_GUIDE()),
+        Scenario("team_inference", M.SCENARIO_TEAM_INFERENCE(),
                  "qwen2.5-32b", {"precision": "awq", "context_tokens": 4096, "batch_size": 32},
                  Constraints(power_w=300, continuous_hours=24 * 365, splittable=True),
-                 {"W-B": 2, "D-S": 2},
-                 "2 x W-B (replicas, data parallel) or 2-4 x D-S (tensor parallel); 70B half "
-                 "precision needs 3 x W-B or 2 x D-M",
-                 "团队推理服务，30B-70B，几十路并发",
-                 "2 张 W-B（副本，数据并行）或 2-4 张 D-S（张量并行）；70B 半精度需要 3 张 W-B 或 2 张 D-M"),
-        Scenario("training_cluster", "small training cluster, 7B-13B full fine-tune", "llama-2-7b",
+                 {"W-B": 2, "D-S": 2}, M.SCENARIO_TEAM_INFERENCE_GUIDE()),
+        Scenario("training_cluster", M.SCENARIO_TRAINING_CLUSTER(), "llama-2-7b",
                  {"mode": "full_finetune", "context_tokens": 4096, "batch_size": 1},
                  Constraints(power_w=700, continuous_hours=24 * 30, splittable=True, ecc=True),
-                 {"D-M": 4},
-                 "4 x 80 GB (33 GB each) for 7B, 8 cards for 13B; a high-speed interconnect; "
-                 "stay at or under 32 cards",
-                 "小型训练集群，7B-13B 全参数微调",
-                 "7B 用 4 张 80 GB（每卡 33 GB），13B 用 8 张；要高速互联；控制在 32 张以内"),
+                 {"D-M": 4}, M.SCENARIO_TRAINING_CLUSTER_GUIDE()),
     )
 }
 
@@ -404,52 +357,35 @@ def scenario_assumptions(scenario: Scenario, given: set[str]) -> tuple[Assumptio
     return tuple(Assumption(name, value, why) for name, value in supplied.items() if name not in given)
 
 
-def compare_with_guide(scenario: Scenario, result: Recommendation,
-                       lang: str = "en") -> tuple[bool, tuple[str, ...]]:
+def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool, tuple[M.Message, ...]]:
     """Whether the service lands on one of the guide's tiers, and each guide tier's figures."""
     choice = result.choice
     chosen = choice.card.id if choice else None
     by_tier = {c.card.id: c for c in result.candidates}
-    zh = lang == "zh"
     lines = []
     for tier in scenario.guide_tiers:
         candidate = by_tier.get(tier)
         if tier == chosen:
             assert candidate is not None  # the choice is one of the candidates
             guide_count = scenario.guide_counts[tier]
-            differs = candidate.count != guide_count
-            if zh:
-                lines.append(f"{tier}：服务也选它，{candidate.count} 张" + (
-                    f"，指南说 {guide_count} 张：{say_zh(candidate.reason)}" if differs else ""))
-            else:
-                lines.append(f"{tier}: the service's choice too, {candidate.count} card(s)" + (
-                    f" where the guide says {guide_count}: {candidate.reason}" if differs else ""))
+            lines.append(M.GUIDE_SAME_CHOICE(tier=tier, cards=candidate.count) if candidate.count == guide_count
+                         else M.GUIDE_SAME_TIER_OTHER_COUNT(tier=tier, cards=candidate.count, guide_cards=guide_count,
+                                                            reason=candidate.reason))
         elif candidate is None:
-            lines.append(f"{tier}：未评估；更低一档的产品线（{result.line}）已满足约束" if zh else
-                         f"{tier}: not evaluated; a lower line ({result.line}) already meets the "
-                         "constraints")
+            lines.append(M.GUIDE_TIER_NOT_EVALUATED(tier=tier, line=result.line))
         elif not candidate.fits:
-            lines.append(f"{tier}：服务不同意：{say_zh(candidate.reason)}" if zh else
-                         f"{tier}: the service disagrees: {candidate.reason}")
+            lines.append(M.GUIDE_TIER_REFUSED(tier=tier, reason=candidate.reason))
         else:
             assert choice is not None  # recommend chooses whenever a candidate fits
-            lines.append(
-                f"{tier}：{candidate.count} 张放得下，{candidate.figure} {candidate.value:,.1f}，"
-                f"低于 {chosen} 的 {choice.value:,.1f}" if zh else
-                f"{tier}: fits on {candidate.count} card(s) with {candidate.figure} "
-                f"{candidate.value:,.1f}, below {chosen}'s {choice.value:,.1f}")
+            lines.append(M.GUIDE_TIER_BELOW(tier=tier, cards=candidate.count, figure=candidate.figure,
+                                            value=candidate.value, chosen=chosen, chosen_value=choice.value))
     return chosen in scenario.guide_tiers, tuple(lines)
 
 
-def summary(result: Recommendation, lang: str) -> str:
+def summary(result: Recommendation) -> M.Message:
     """The recommendation in a sentence or two."""
     choice = result.choice
     if choice is None:
-        return ("没有任何档位满足这些约束。" if lang == "zh"
-                else "No tier of any allowed line meets these constraints.")
-    card = choice.card
-    if lang == "zh":
-        return (f"推荐 {result.line} 产品线的 {card.id}，{choice.count} 张：显存放得下，"
-                f"且按{ranked_by_zh(result.ranked_by)}最优（{choice.value:,.1f}）。")
-    return (f"Recommended: {choice.count} x {card.id} ({result.line} line): it holds the model and "
-            f"is the best by {result.ranked_by} ({choice.value:,.1f}).")
+        return M.RECOMMEND_NONE()
+    return M.RECOMMENDED(cards=choice.count, card=choice.card.id, line=result.line,
+                         ranked_by=ranked_by_said(result.ranked_by), value=choice.value)

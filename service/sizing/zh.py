@@ -56,7 +56,7 @@ def _coded_in_zh(value):
     """`value` with every coded message in it, at any depth of dataclasses and tuples, said in
     Chinese (the same object where nothing in it is a message)."""
     if isinstance(value, Message):
-        return value.say(translations("zh"), to_zh)
+        return value.said(translations("zh"), to_zh)
     if isinstance(value, tuple):
         said = tuple(_coded_in_zh(v) for v in value)
         return said if any(a is not b for a, b in zip(said, value, strict=True)) else value

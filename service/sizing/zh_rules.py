@@ -37,11 +37,6 @@ RULES: tuple[tuple[str, str], ...] = (
     (rf"rope_scaling (?P<kind>\S+) x(?P<f>\S+) from (?P<o>{_N}) positions = (?P<n>{_N})",
      "rope_scaling {kind} 把 {o} 个位置放大 {f} 倍，共 {n}"),
 
-    # --- recommend.py SCENARIOS titles
-    ("one developer, 7B-13B fine-tune and inference", "单个开发者，7B-13B 模型的微调和推理"),
-    ("team inference service, 30B-70B, dozens of concurrent users", "团队推理服务，30B-70B，数十个并发用户"),
-    ("small training cluster, 7B-13B full fine-tune", "小型训练集群，7B-13B 全量微调"),
-
     # --- cards.toml measured_source (h200-sxm), said after "measured on h200-sxm: "
     (r"one H200 SXM measured by the project: device-to-device copy about 4\.3 TB/s; bf16 8192-cube "
      r"matmul 769-798 TFLOP/s \(shared/refdata README\)",

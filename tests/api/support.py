@@ -9,3 +9,13 @@ def ok(response):
 
 def post(client, path, body):
     return ok(client.post(path, json=body))
+
+
+def texts(messages) -> list[str]:
+    """The text of each coded message ({code, message, params}) of an answer's list."""
+    return [m["message"] for m in messages]
+
+
+def codes(messages) -> list[str]:
+    """The code of each coded message of an answer's list."""
+    return [m["code"] for m in messages]

@@ -72,7 +72,7 @@ def test_no_engine_named_is_the_stated_default_engine_with_its_costs(client):
     named = estimate(client, "deepseek-r1", {"card": "h200-sxm", "count": 8}, engine=DEFAULT_ENGINE)
     assert body["throughput"]["decode_tokens_per_s_expected"] == approx(
         named["throughput"]["decode_tokens_per_s_expected"])
-    note = next(a["note"] for a in body["assumptions"] if a["name"] == "decode_efficiency")
+    note = next(a["note"]["message"] for a in body["assumptions"] if a["name"] == "decode_efficiency")
     assert note.startswith("no engine named") and ENGINES[None].moe_layer_overhead_s > 0
 
 

@@ -4,7 +4,7 @@ marketing figures and the troubleshooting table."""
 import pytest
 from pytest import approx
 
-from .support import post
+from .support import post, texts
 
 
 # Guide section 5 (SPEC.md "Scenarios the guide works through"): the service's answer, whether
@@ -28,21 +28,21 @@ def test_team_inference_prefers_four_w_a_to_the_guides_two_w_b_and_says_why(clie
     more bandwidth at 32 streams; the comparison shows the guide's option and its figure."""
     answer = post(client, "/recommend", {"scenario": "team_inference"})
     assert (answer["line"], answer["tier"]["id"], answer["count"]) == ("workstation", "W-A", 4)
-    w_b = next(line for line in answer["scenario"]["comparison"] if line.startswith("W-B"))
+    w_b = next(line for line in texts(answer["scenario"]["comparison"]) if line.startswith("W-B"))
     assert "fits on 2 card(s)" in w_b and "below W-A's" in w_b
 
 
 def test_the_service_says_where_it_disagrees_with_the_guide(client):
     developer = post(client, "/recommend", {"scenario": "developer"})
-    c70 = next(line for line in developer["scenario"]["comparison"] if line.startswith("C70"))
+    c70 = next(line for line in texts(developer["scenario"]["comparison"]) if line.startswith("C70"))
     assert "disagrees" in c70 and "GB usable" in c70  # 16 GB does not hold a 16-bit 7B LoRA
     cluster = post(client, "/recommend", {"scenario": "training_cluster"})
-    assert "where the guide says 4" in cluster["scenario"]["comparison"][0]
+    assert "where the guide says 4" in cluster["scenario"]["comparison"][0]["message"]
 
 
 def test_reasons_in_chinese(client):
     answer = post(client, "/recommend", {"scenario": "training_cluster", "lang": "zh"})
-    assert any("高速互联" in r for r in answer["reasons"]) and "推荐" in answer["summary"]
+    assert any("高速互联" in r for r in texts(answer["reasons"])) and "推荐" in answer["summary"]
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,8 @@ def test_prices_rank_per_unit_of_cost_and_budget_excludes(client):
     cheap = post(client, "/recommend", {**body, "constraints": {"continuous_hours": 24, "budget": 30000},
                                         "prices": {"W-A": 20000, "W-B": 60000, "W-C": 200000}})
     over = {c["card"]["id"]: c for c in cheap["candidates"]}
-    assert not over["W-C"]["fits"] and "budget" in over["W-C"]["reason"]
+    assert not over["W-C"]["fits"] and over["W-C"]["reason"]["code"] == "over_budget"
+    assert over["W-C"]["reason"]["params"] == {"cards": 1, "total": 200000, "budget": 30000}
 
 
 GUIDE_WEIGHTS = {  # SPEC.md "Ranking weights by product line" (guide section 1.2), percent
@@ -122,8 +123,8 @@ def test_a_sparse_int8_figure_of_800_is_200_dense_bf16(client):
     answer = post(client, "/normalize", {"value": 800, "precision": "int8", "sparse": True})
     assert answer["dense_value"] == 400 and answer["dense_bf16"] == 200
     assert answer["dense"]["fp8"] == 400 and answer["dense"]["fp4"] == 800
-    assert any(r.startswith("sparse") for r in answer["rules"])
-    assert any(r.startswith("int8 to bf16") for r in answer["rules"])
+    assert any(r.startswith("sparse") for r in texts(answer["rules"]))
+    assert any(r.startswith("int8 to bf16") for r in texts(answer["rules"]))
 
 
 def test_geforce_fp16_accumulate_figures_are_halved(client):
@@ -157,7 +158,7 @@ def test_data_centre_host_sizing(client):
     host = answer["host"]
     assert (host["server_power_w_low"], host["server_power_w_high"]) == approx((10_000, 12_000))
     assert host["ups_w"] == approx(1.5 * 12_000) and host["power_feeds"] == 2
-    assert any("70 dB" in n for n in host["notes"])
+    assert any("70 dB" in n for n in texts(host["notes"]))
 
 
 @pytest.mark.parametrize(("card", "published_w"), [

@@ -241,7 +241,7 @@ def test_estimate_reports_ranges_not_false_points(client):
     ranges = {r["name"]: r for r in body["ranges"]}
     for name in ("total_bytes", "decode_tokens_per_s_expected", "total_tokens_per_s", "time_to_first_token_s"):
         r = ranges[name]
-        assert r["low"] <= r["typical"] <= r["high"] and r["note"]
+        assert r["low"] <= r["typical"] <= r["high"] and r["note"]["message"]
     training = post(client, "/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
                                           "workload": {"mode": "pretrain", "train_tokens": 1e12}})
     time = {r["name"]: r for r in training["ranges"]}["time_s"]
@@ -260,4 +260,4 @@ def test_estimate_compares_alternatives(client):
                                           "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
     options = {a["option"]: a for a in training["alternatives"]}
     assert options["ZeRO-3, recompute selective"]["cards_needed"] <= options["ZeRO-1, recompute selective"]["cards_needed"]
-    assert "8 FLOPs" in options["guide even split, recompute full"]["note"]
+    assert "8 FLOPs" in options["guide even split, recompute full"]["note"]["message"]

@@ -3,7 +3,7 @@
 import pytest
 from pytest import approx
 
-from .support import post
+from .support import post, texts
 
 MODEL = "llama-3.1-8b"
 
@@ -59,10 +59,10 @@ def test_a_context_beyond_the_models_positions_is_said(client, model, context_to
     body = {"model": model, "hardware": {"card": "h100-sxm"},
             "workload": {"context_tokens": context_tokens}}
     answer = post(client, "/estimate", body)
-    assert any(f"{positions:,} positions" in w for w in answer["warnings"]), answer["warnings"]
+    assert any(f"{positions:,} positions" in w for w in texts(answer["warnings"])), answer["warnings"]
     assert f"{positions:,} positions" in answer["summary"]
     memory = post(client, "/memory", {"model": model, "workload": {"context_tokens": context_tokens}})
-    assert any("beyond" in w for w in memory["warnings"])
+    assert any("beyond" in w for w in texts(memory["warnings"]))
 
 
 def test_a_context_within_the_models_positions_is_quiet(client):
@@ -108,7 +108,7 @@ def test_models_default_to_the_format_they_ship_in(client, model, card, precisio
     assert _weights_gb(answer) == approx(published_gb, rel=0.02)
     assert answer["fits"] and answer["cards_needed"] == (8 if model == "deepseek-v3" else 1)
     said = next(a for a in answer["assumptions"] if a["name"] == "precision")
-    assert said["value"] == precision and "ships" in said["note"]
+    assert said["value"] == precision and "ships" in said["note"]["message"]
     assert "precision bf16" in {alt["option"] for alt in answer["alternatives"]}
 
 
@@ -150,15 +150,15 @@ def test_an_hf_config_says_its_format():
 def test_a_family_name_resolves_to_its_common_variant_and_names_the_others(client, typed, card, others):
     answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": typed}})
     assert answer["card"]["id"] == card
-    said = [w for w in answer["warnings"] if "taken as" in w]
+    said = [w for w in texts(answer["warnings"]) if "taken as" in w]
     assert said and all(o in said[0] for o in others)
     cost = post(client, "/cost", {"hardware": {"card": typed}})
-    assert any("taken as" in w for w in cost["warnings"])
+    assert any("taken as" in w for w in texts(cost["warnings"]))
 
 
 def test_an_exact_card_name_says_nothing_about_families(client):
     answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-pcie"}})
-    assert not any("taken as" in w for w in answer["warnings"])
+    assert not any("taken as" in w for w in texts(answer["warnings"]))
 
 
 @pytest.mark.parametrize(
@@ -274,7 +274,7 @@ def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client
     # Both settings given: no recipe may change them (left open, full recomputation fits on 4)
     answer = post(client, "/estimate", body)
     assert answer["cards_needed"] is None and answer["training"]["time_s"] is None
-    fix = next(w for w in answer["warnings"] if "no time is quoted" in w)
+    fix = next(w for w in texts(answer["warnings"]) if "no time is quoted" in w)
     assert "micro-batch" in fix and "recomputation" in fix and "tensor parallelism" in fix
     assert "days" not in answer["summary"]
 
@@ -299,7 +299,7 @@ def test_recommend_takes_power_per_card_or_in_all(client):
 
 def test_a_budget_without_prices_is_a_warning(client):
     answer = post(client, "/recommend", {"model": "llama-3.1-8b", "constraints": {"budget": 5000}})
-    assert any("cannot be checked" in w for w in answer["warnings"])
+    assert any("cannot be checked" in w for w in texts(answer["warnings"]))
 
 
 @pytest.mark.parametrize("scenario", ["developer", "team_inference", "training_cluster"])
@@ -327,7 +327,7 @@ def test_a_derived_figure_is_flagged_the_same_way_everywhere(client):
     estimate = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "D-S"}})
     rank = post(client, "/rank", {"line": "datacenter", "cards": ["D-S", "D-M"]})
     for answer in (estimate, rank):
-        said = {a["name"]: a["note"] for a in answer["assumptions"]}
+        said = {a["name"]: a["note"]["message"] for a in answer["assumptions"]}
         assert said["D-S.dense_tflops_half_precision"] == note
 
 
@@ -342,14 +342,14 @@ def test_llama_3_keeps_its_own_8k_context(client):
     assert client.get("/models/llama-3-8b").get_json()["max_context_tokens"] == 8192
     answer = post(client, "/estimate", {"model": "llama-3-8b", "hardware": {"card": "h100-sxm"},
                                         "workload": {"context_tokens": 16_384}})
-    assert any("8,192 positions" in w for w in answer["warnings"])
+    assert any("8,192 positions" in w for w in texts(answer["warnings"]))
 
 
 @pytest.mark.parametrize("path", ["/rank", "/recommend"])
 def test_rank_and_recommend_say_a_context_beyond_the_model(client, path):
     body = {"model": "llama-2-7b", "workload": {"context_tokens": 32_768}}
     answer = post(client, path, {**body, "line": "datacenter"} if path == "/rank" else body)
-    assert any("4,096 positions" in w for w in answer["warnings"])
+    assert any("4,096 positions" in w for w in texts(answer["warnings"]))
 
 
 def test_lora_syncs_the_adapters_gradients_not_the_models(client):
@@ -362,7 +362,7 @@ def test_lora_syncs_the_adapters_gradients_not_the_models(client):
 def test_rank_says_family_names_and_ranks_a_card_once(client):
     answer = post(client, "/rank", {"cards": ["A100", "A100 80GB", "H100"]})
     assert [r["card"]["id"] for r in answer["ranking"]].count("a100-80gb-sxm") == 1
-    assert sum("taken as" in w for w in answer["warnings"]) == 3
+    assert sum("taken as" in w for w in texts(answer["warnings"])) == 3
 
 
 def test_a_memory_size_is_no_model_number_in_a_near_miss(client):
@@ -379,8 +379,8 @@ def test_training_that_fits_nowhere_warns_of_nothing_but_the_fix(client):
     body = {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 8},
             "workload": {"mode": "full_finetune", "train_tokens": 1e9, "context_tokens": 131_072}}
     answer = post(client, "/scaling", {**body, "deadline_days": 10})
-    assert answer["time_s"] is None and not any("ECC" in w for w in answer["warnings"])
-    assert any("none meets the 10-day deadline" in w for w in answer["warnings"])
+    assert answer["time_s"] is None and not any("ECC" in w for w in texts(answer["warnings"]))
+    assert any("none meets the 10-day deadline" in w for w in texts(answer["warnings"]))
 
 
 def test_an_fp32_checkpoint_is_served_in_16_bit():

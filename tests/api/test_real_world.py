@@ -54,7 +54,7 @@ def test_mixtral_holds_every_expert_but_decodes_the_active_ones(client):
     assert answer["memory"]["weights_bytes"] == approx(2 * 46.7e9, rel=1e-3)
     assert answer["throughput"]["weights_read_bytes_per_step"] == approx(2 * 12.9e9, rel=0.02)
     decode = next(a for a in answer["assumptions"] if a["name"] == "decode_weights")
-    assert "46.7B" in decode["note"] and "12.9B active" in decode["note"]
+    assert "46.7B" in decode["note"]["message"] and "12.9B active" in decode["note"]["message"]
 
 
 def test_mixtral_config_upload_says_the_same(client):

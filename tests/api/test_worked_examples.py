@@ -3,7 +3,7 @@
 import pytest
 from pytest import approx
 
-from .support import post
+from .support import post, texts
 
 GB = 1e9
 SEVEN_B = {"params_billion": 7}
@@ -207,8 +207,8 @@ def test_70b_on_w_b_is_not_three_cards(client):
     })
     assert body["fits"] is False
     assert body["cards_needed"] == 4
-    assert "short" in body["fit"]["reason"] and "4 cards are needed" in body["fit"]["reason"]
-    assert any("does not fit" in w for w in body["warnings"])
+    assert "short" in body["fit"]["reason"]["message"] and "4 cards are needed" in body["fit"]["reason"]["message"]
+    assert any("does not fit" in w for w in texts(body["warnings"]))
 
 
 def test_70b_on_w_b_without_count_gets_four(client):

@@ -120,7 +120,7 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
         resolved = resolve_workload(variant, notes, model)
         job = place_serving(model, resolved, replace(hardware, count=None), notes)
     except InvalidInputError as exc:
-        return Alternative(label, None, "decode_tokens_per_s_expected", None, exc.message)
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.NOT_ANSWERED(detail=exc.message))
     if job.fit.cards_needed is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
     return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
@@ -147,7 +147,7 @@ def _training_alternative(model, variant, hardware, label) -> Alternative:
         resolved = resolve_workload(variant, notes, model)
         job = place_training(model, resolved, replace(hardware, count=None), notes)
     except InvalidInputError as exc:
-        return Alternative(label, None, "need_bytes_per_card", None, exc.message)
+        return Alternative(label, None, "need_bytes_per_card", None, M.NOT_ANSWERED(detail=exc.message))
     if job.fit.cards_needed is None:
         return Alternative(label, None, "need_bytes_per_card", None, M.ALT_NO_COUNT())
     return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,

@@ -11,6 +11,7 @@ from ..inputs import (
     Workload,
 )
 from ..memory import FitAnswer, MemoryBreakdown
+from ..messages import Message
 from ..model import ModelSpec
 from ..plan import PlanAnswer
 from ..throughput import (
@@ -33,7 +34,7 @@ class MemoryResult:
     cards_needed: int | None
     parallelism: PlanAnswer | None
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     workload: Workload
 
 
@@ -48,7 +49,7 @@ class ThroughputResult:
     fit: FitAnswer
     parallelism: PlanAnswer
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     workload: Workload
 
 
@@ -80,7 +81,7 @@ class ScalingResult:
     cards_needed_for_deadline: int | None
     cards_needed_for_deadline_guide_curve: int | None
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     workload: Workload
 
 
@@ -93,7 +94,7 @@ class Alternative:
     cards_needed: int | None
     figure: str
     value: float | None
-    note: str
+    note: Message
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class FigureRange:
     low: float
     typical: float
     high: float
-    note: str
+    note: Message
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,7 +115,7 @@ class CostResult:
     energy: EnergyAnswer
     ownership: OwnershipAnswer | None
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,7 +141,7 @@ class Estimate:
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     workload: Workload
 
 
@@ -156,5 +157,5 @@ class CapacityResult:
     lang: str
     summary: str
     assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     workload: Workload
