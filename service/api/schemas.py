@@ -781,18 +781,29 @@ def _attrs(obj) -> dict:
 
 
 class ProblemErrorSchema(Schema):
-    field = fields.String(required=True)
-    message = fields.String(required=True)
+    field = fields.String(required=True, metadata=doc(
+        "The bad field, dotted from the request body's root (workload.batch_size), or body for the body as a "
+        "whole."))
+    message = fields.String(required=True, metadata=doc(
+        "What is wrong with that field; a last entry on body says how many more bad fields were not listed."))
 
 
 class ProblemSchema(Schema):
     """RFC 9457 problem details."""
 
-    type = fields.String(required=True)
-    title = fields.String(required=True)
-    status = fields.Integer(required=True)
-    detail = fields.String(required=True)
-    instance = fields.String(required=True)
+    type = fields.String(required=True, metadata=doc(
+        "Always about:blank: the problem means what its HTTP status says, with detail and errors saying more."))
+    title = fields.String(required=True, metadata=doc(
+        "Short name of the HTTP status, e.g. Unprocessable Content or Not Found; the same for every problem with "
+        "that status."))
+    status = fields.Integer(required=True, metadata=doc(
+        "HTTP status code (422 for invalid input); in a batch item, the item's own status while the batch answers "
+        "200."))
+    detail = fields.String(required=True, metadata=doc(
+        "What went wrong, for a person: the bad fields named (\"Invalid input: workload.batch_size.\"; \"Invalid "
+        "input.\" in a batch item), or why the input was refused."))
+    instance = fields.String(required=True, metadata=doc(
+        "Path of the request that failed, e.g. /estimate; in a batch item, the batch's path."))
     errors = fields.List(fields.Nested(ProblemErrorSchema), required=True, metadata=doc(
         "Each bad field, dotted (workload.batch_size), with what is wrong."))
     request_id = fields.String(required=True, metadata=doc(
@@ -800,23 +811,35 @@ class ProblemSchema(Schema):
 
 
 class ModelInfoSchema(Schema):
-    name = fields.String(required=True)
-    params = fields.Integer(required=True)
-    active_params = fields.Integer(required=True, allow_none=True)
-    layers = fields.Integer(required=True, allow_none=True)
-    kv_heads = fields.Integer(required=True, allow_none=True)
-    head_dim = fields.Integer(required=True, allow_none=True, attribute="resolved_head_dim")
-    source = fields.String(required=True)
+    name = fields.String(required=True, metadata=doc(
+        "The model's name: the preset's, the caller's, or a default (custom model, model from config.json)."))
+    params = fields.Integer(required=True, metadata=doc("Every stored parameter (all experts of an MoE), as a count."))
+    active_params = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Parameters one token passes through (MoE); null for a dense model."))
+    layers = fields.Integer(required=True, allow_none=True, metadata=doc("Transformer layers; null when not known."))
+    kv_heads = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Key/value heads as given or read from the config; null when not given (a custom model then uses "
+        "attention_heads)."))
+    head_dim = fields.Integer(required=True, allow_none=True, attribute="resolved_head_dim", metadata=doc(
+        "Dimension of one attention head: as given, else hidden_size / attention_heads; null when neither is "
+        "known."))
+    source = fields.String(required=True, metadata=doc(
+        "Where the model's figures come from: the preset's config source, counted from the config.json given, or "
+        "given by the caller."))
 
 
 class CardInfoSchema(Schema):
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    line = fields.String(required=True)
-    tier = fields.String(required=True, allow_none=True)
-    memory_gib = Scaled(GIB, required=True, attribute="memory_bytes")
-    bandwidth_gb_per_s = Scaled(GB, required=True, attribute="bandwidth_bytes_per_s")
-    power_w = Num(required=True)
+    id = fields.String(required=True, metadata=doc(
+        "Catalog id of the card or tier (h100-sxm, D-M); custom for a card given by its figures."))
+    name = fields.String(required=True, metadata=doc(
+        "Full name of the card or tier (NVIDIA H100 SXM5 80GB, W-A workstation card)."))
+    line = fields.String(required=True, metadata=doc("Product line: consumer, workstation or datacenter."))
+    tier = fields.String(required=True, allow_none=True, metadata=doc(
+        "The guide tier the card maps to (a tier's own code for a tier); null for a card given by its figures."))
+    memory_gib = Scaled(GIB, required=True, attribute="memory_bytes", metadata=doc("Memory of one card in GiB."))
+    bandwidth_gb_per_s = Scaled(GB, required=True, attribute="bandwidth_bytes_per_s", metadata=doc(
+        "Datasheet memory bandwidth of one card in GB/s (1e9 bytes/s)."))
+    power_w = Num(required=True, metadata=doc("Rated board power of one card in W (cards only, no host)."))
 
 
 register(ModelSpec, ModelInfoSchema)
@@ -845,11 +868,13 @@ class MessageSchema(Schema):
 
 AssumptionSchema = answer_schema(Assumption)
 MemoryComponentSchema = answer_schema(Component, "MemoryComponent")
-MemoryBreakdownSchema = answer_schema(MemoryBreakdown, units={"total_gib": ("total_bytes", GIB)},
+MemoryBreakdownSchema = answer_schema(MemoryBreakdown, units={"total_gib": ("total_bytes", GIB, "GiB (2^30 bytes)")},
                                       exclude=("plan", "tensor", "layers", "kv_heads"))
 FitSchema = answer_schema(FitAnswer, "Fit", rename={"card": "card_id"})
 ParallelismSchema = answer_schema(PlanAnswer, "Parallelism",
-                                  description="The plan an answer used (its degrees multiply to `cards`).")
+                                  description="The plan an answer used: `cards` is pipeline x the wider of tensor "
+                                  "and expert x data x replicas (expert spans tensor groups side by side: tensor 8 "
+                                  "with expert 8 runs on 8 cards).")
 DecodeStepSchema = answer_schema(
     StepCost, "DecodeStep", rename={"sequences": "batch"},
     description="One decode step of the asked batch on one copy, by part, in seconds: step_s = "
@@ -890,51 +915,93 @@ CompareOptionSchema = answer_schema(CompareOption)
 CompareResponseSchema = answer_schema(CompareResult, "CompareResponse", exclude=("workload",))
 
 
-def _assumptions():
-    return fields.List(fields.Nested(AssumptionSchema), required=True)
+def _assumptions(**kwargs):
+    return fields.List(fields.Nested(AssumptionSchema), required=True, **kwargs)
 
 
-def _warnings():
-    return fields.List(Said(), required=True)
+def _warnings(**kwargs):
+    return fields.List(Said(), required=True, **kwargs)
 
 
 class FigureSchema(Schema):
-    typical = Num(required=True, allow_none=True)
-    low = Num(required=True, allow_none=True)
-    high = Num(required=True, allow_none=True)
-    status = fields.String(required=True)
-    note = fields.String(required=True)
+    typical = Num(required=True, allow_none=True, metadata=doc(
+        "The figure's value the service uses, in the unit its key names (memory_gib, bandwidth_gb_per_s, power_w, "
+        "dense_tflops.<precision>, ...); null when status is missing."))
+    low = Num(required=True, allow_none=True, metadata=doc(
+        "Low end of the range the guide gives; null unless status is range."))
+    high = Num(required=True, allow_none=True, metadata=doc(
+        "High end of the range the guide gives; null unless status is range."))
+    status = fields.String(required=True, metadata=doc(
+        "How the guide gives the figure: given (stated), approximate (\"about\"), range (low to high; typical is "
+        "the service's pick), or missing (no figure; typical null)."))
+    note = fields.String(required=True, metadata=doc(
+        "Where the figure comes from: the guide's wording, why a typical value was picked from a range, or that "
+        "the guide gives none; empty when there is nothing to add."))
 
 
 class CardSchema(Schema):
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    kind = fields.String(required=True)
-    vendor = fields.String(required=True, allow_none=True)
-    line = fields.String(required=True)
-    tier = fields.String(required=True, allow_none=True)
-    form_factor = fields.String(required=True, allow_none=True)
-    memory_gib = Num(required=True)
-    memory_type = fields.String(required=True, allow_none=True)
-    bandwidth_gb_per_s = Num(required=True)
-    dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
-    power_w = Num(required=True)
-    interconnect = fields.String(required=True)
-    interconnect_name = fields.String(required=True, allow_none=True)
-    interconnect_gb_per_s = Num(required=True, allow_none=True)
-    ecc = fields.Boolean(required=True)
+    id = fields.String(required=True, metadata=doc(
+        "Catalog id of the card or guide tier (h100-sxm, D-M); lookups also accept its aliases, "
+        "case-insensitively."))
+    name = fields.String(required=True, metadata=doc(
+        "Full product name of a real card (NVIDIA H100 SXM5 80GB), or the tier's descriptive name (D-M "
+        "data-centre balanced card)."))
+    kind = fields.String(required=True, metadata=doc(
+        "tier for one of the guide's ten tiers (C30 to D-L), card for a real product."))
+    vendor = fields.String(required=True, allow_none=True, metadata=doc(
+        "Maker of a real card (NVIDIA, AMD, Intel, Cambricon); null for the guide's tiers."))
+    line = fields.String(required=True, metadata=doc("Product line: consumer, workstation or datacenter."))
+    tier = fields.String(required=True, allow_none=True, metadata=doc(
+        "The guide tier the card is mapped to (C90, W-B, D-M, ...); a tier carries its own code. Not null for "
+        "catalog entries."))
+    form_factor = fields.String(required=True, allow_none=True, metadata=doc(
+        "Physical form as the vendor describes it (SXM5, OAM, PCIe dual-slot); null for the guide's tiers."))
+    memory_gib = Num(required=True, metadata=doc("Memory of one card in GiB (a marketed \"80 GB\" card is 80 GiB)."))
+    memory_type = fields.String(required=True, allow_none=True, metadata=doc(
+        "Memory technology as the datasheet names it (HBM3, GDDR6X), or the guide's description for a tier; null "
+        "when not recorded."))
+    bandwidth_gb_per_s = Num(required=True, metadata=doc(
+        "Datasheet memory bandwidth of one card in GB/s (1e9 bytes/s); a tier's typical figure."))
+    dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True, metadata=doc(
+        "Dense peak rate per precision (fp32, tf32, bf16, fp16, fp8, int8, fp4) in TFLOP/s, TOPS for integers; "
+        "sparse figures already halved. A precision without a confirmed figure is absent."))
+    power_w = Num(required=True, metadata=doc(
+        "Rated board power (TDP/TGP) of one card in W, the upper bound where configurable; a tier's typical "
+        "figure."))
+    interconnect = fields.String(required=True, metadata=doc(
+        "Kind of card-to-card link: pcie (over the PCIe slot only) or dedicated (NVLink, Infinity Fabric, Xe Link "
+        "and the like)."))
+    interconnect_name = fields.String(required=True, allow_none=True, metadata=doc(
+        "The link as the vendor names it (NVLink 4, PCIe 4.0 x16); null for the guide's tiers."))
+    interconnect_gb_per_s = Num(required=True, allow_none=True, metadata=doc(
+        "Card-to-card bandwidth per card in GB/s, both directions together as vendors quote it (PCIe Gen4 x16 = "
+        "64); null where no figure is confirmed."))
+    ecc = fields.Boolean(required=True, metadata=doc("Whether the card's memory has ECC."))
     price = fields.Nested(PriceSchema, required=True, allow_none=True, metadata=doc(
         "The purchase price of one card from the operator's catalog file; null when none is known."))
     rent_per_card_hour = fields.Nested(PriceSchema, required=True, allow_none=True, metadata=doc(
         "The rental price of one card for one hour from the operator's catalog file, with its date; "
         "null when none is known."))
-    measured_bandwidth_gb_per_s = Num(required=True, allow_none=True)
-    measured_dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True)
-    measured_source = fields.String(required=True)
-    source = fields.String(required=True)
-    notes = fields.String(required=True)
-    aliases = fields.List(fields.String(), required=True)
-    figures = fields.Dict(keys=fields.String(), values=fields.Nested(FigureSchema), required=True)
+    measured_bandwidth_gb_per_s = Num(required=True, allow_none=True, metadata=doc(
+        "Memory bandwidth measured on a real card by the project, in GB/s; when present it replaces the default "
+        "90 % achievable share in speed estimates. Null when not measured."))
+    measured_dense_tflops = fields.Dict(keys=fields.String(), values=Num(), required=True, metadata=doc(
+        "Dense rates measured on a real card, TFLOP/s per precision; they set the achievable compute share in "
+        "estimates. Empty when not measured."))
+    measured_source = fields.String(required=True, metadata=doc(
+        "How and where the measured figures were taken; empty when the card has none."))
+    source = fields.String(required=True, metadata=doc(
+        "Where the card's figures come from: datasheet URLs and repository paths for a real card, the guide's "
+        "section for a tier."))
+    notes = fields.String(required=True, metadata=doc(
+        "Remarks on the figures in English: sparsity halving, accumulate conventions, omitted precisions, why the "
+        "card sits in its tier; empty when none."))
+    aliases = fields.List(fields.String(), required=True, metadata=doc(
+        "Other names that look the card up (RTX 4090, 4090); matched ignoring case, spaces, dashes and "
+        "underscores."))
+    figures = fields.Dict(keys=fields.String(), values=fields.Nested(FigureSchema), required=True, metadata=doc(
+        "Tiers only: each guide figure by name (memory_gib, bandwidth_gb_per_s, power_w, dense_tflops.bf16, ...) "
+        "with its range, status and note; empty for real cards."))
 
     @pre_dump
     def units(self, card_and_prices, **kwargs):
@@ -966,44 +1033,70 @@ class _CardQuerySchema(_Strict):
 
 
 class CardListSchema(Schema):
-    count = fields.Integer(required=True)
-    cards = fields.List(fields.Nested(CardSchema), required=True)
+    count = fields.Integer(required=True, metadata=doc("Number of entries in cards (those passing the filters)."))
+    cards = fields.List(fields.Nested(CardSchema), required=True, metadata=doc(
+        "The guide's tiers and real cards that pass the filters, in catalog order."))
 
 
 class ModelPresetSchema(Schema):
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    aliases = fields.List(fields.String(), required=True)
-    family = fields.String(required=True, allow_none=True)
-    params = fields.Integer(required=True)
-    params_billion = Num(required=True)
-    active_params = fields.Integer(required=True, allow_none=True)
-    published_params = fields.Integer(required=True, allow_none=True)
-    published_params_source = fields.String(required=True)
-    layers = fields.Integer(required=True, allow_none=True)
-    hidden_size = fields.Integer(required=True, allow_none=True)
-    attention_heads = fields.Integer(required=True, allow_none=True)
-    kv_heads = fields.Integer(required=True, allow_none=True)
-    head_dim = fields.Integer(required=True, allow_none=True)
-    vocab_size = fields.Integer(required=True, allow_none=True)
-    attention = fields.String(required=True, allow_none=True)
-    tied_embeddings = fields.Boolean(required=True, allow_none=True)
-    experts = fields.Integer(required=True, allow_none=True)
-    experts_per_token = fields.Integer(required=True, allow_none=True)
-    sliding_window = fields.Integer(required=True, allow_none=True)
-    sliding_layers = fields.Integer(required=True)
-    kv_cache_bytes_per_token_bf16 = fields.Integer(required=True, allow_none=True)
+    id = fields.String(required=True, metadata=doc(
+        "Preset id to pass as model (llama-3.1-70b); lookups also accept name and aliases, case-insensitively."))
+    name = fields.String(required=True, metadata=doc("The publisher's name for the model (Llama-3.1-70B)."))
+    aliases = fields.List(fields.String(), required=True, metadata=doc(
+        "Other names that look the preset up, including Hugging Face repo ids."))
+    family = fields.String(required=True, allow_none=True, metadata=doc(
+        "The config's model_type (llama, qwen2, deepseek_v3, ...); null for a preset given by figures rather than "
+        "a config."))
+    params = fields.Integer(required=True, metadata=doc(
+        "Every stored parameter (all experts of an MoE), counted exactly from the config where there is one; the "
+        "figure the service sizes with."))
+    params_billion = Num(required=True, metadata=doc("params in billions: the same figure, params / 1e9."))
+    active_params = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Parameters one token passes through (MoE); null for a dense model."))
+    published_params = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "The total the publisher states (safetensors metadata, model card or paper), to check params against; "
+        "null when none is recorded."))
+    published_params_source = fields.String(required=True, metadata=doc(
+        "Where published_params comes from; empty when none."))
+    layers = fields.Integer(required=True, allow_none=True, metadata=doc("Transformer layers; null when not known."))
+    hidden_size = fields.Integer(required=True, allow_none=True, metadata=doc("Model width; null when not known."))
+    attention_heads = fields.Integer(required=True, allow_none=True, metadata=doc("Query heads; null when not known."))
+    kv_heads = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Key/value heads, else attention_heads; null when neither is known."))
+    head_dim = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Dimension of one attention head: as configured, else hidden_size / attention_heads; null when unknown."))
+    vocab_size = fields.Integer(required=True, allow_none=True, metadata=doc("Vocabulary size; null when not known."))
+    attention = fields.String(required=True, allow_none=True, metadata=doc(
+        "Attention kind: mha, gqa, mqa or mla (multi-head latent); null for a preset not read from a config."))
+    tied_embeddings = fields.Boolean(required=True, allow_none=True, metadata=doc(
+        "Whether the output head shares the input embedding table; null when not known."))
+    experts = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Routed experts per MoE layer; null for a dense model."))
+    experts_per_token = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Routed experts each token uses; null for a dense model."))
+    sliding_window = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Tokens of KV cache a sliding-window (or chunked) layer keeps; null when the model has none."))
+    sliding_layers = fields.Integer(required=True, metadata=doc(
+        "Number of layers that use the sliding window; 0 when none."))
+    kv_cache_bytes_per_token_bf16 = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "KV cache bytes one token adds over all layers at 2 bytes per value (MLA: its latent), every layer "
+        "counted in full; null when the shape is unknown."))
     max_context_tokens = fields.Integer(required=True, allow_none=True, metadata=doc(
         "The most positions the model was built for; a longer context is answered with a warning."))
     context_source = fields.String(required=True, metadata=doc(
         "Where max_context_tokens comes from (max_position_embeddings, rope scaling)."))
     released_precision = fields.String(required=True, allow_none=True, metadata=doc(
         "The format the published checkpoint ships in; inference defaults to it."))
-    released_precision_source = fields.String(required=True)
+    released_precision_source = fields.String(required=True, metadata=doc(
+        "Where released_precision comes from; empty when none is recorded."))
     released_experts_only = fields.Boolean(required=True, metadata=doc(
         "The released format covers only the routed experts; every other tensor ships in 16-bit."))
-    source = fields.String(required=True)
-    notes = fields.String(required=True)
+    source = fields.String(required=True, metadata=doc(
+        "Where the architecture figures come from: the config.json copied (repository, path, commit) or the "
+        "entry's own source."))
+    notes = fields.String(required=True, metadata=doc(
+        "What the numbers do not show (config-class defaults, checkpoint buffers, multimodal parts); empty when "
+        "none."))
 
     @pre_dump
     def flatten(self, preset, **kwargs):
@@ -1019,12 +1112,15 @@ class ModelPresetSchema(Schema):
 
 
 class ModelListSchema(Schema):
-    count = fields.Integer(required=True)
-    models = fields.List(fields.Nested(ModelPresetSchema), required=True)
+    count = fields.Integer(required=True, metadata=doc("Number of presets in models."))
+    models = fields.List(fields.Nested(ModelPresetSchema), required=True, metadata=doc(
+        "Every model preset, in catalog order."))
 
 
 class HealthSchema(Schema):
-    status = fields.String(required=True)
+    status = fields.String(required=True, metadata=doc(
+        "ok from /healthz while the process serves requests; ready from /readyz once the catalogs and the "
+        "contract are loaded."))
 
 
 
@@ -1038,45 +1134,82 @@ class HealthSchema(Schema):
 
 
 class LineExclusionSchema(Schema):
-    line = fields.String(required=True)
-    reason = Said(required=True)
+    line = fields.String(required=True, metadata=doc(
+        "The product line ruled out: consumer, workstation or datacenter."))
+    reason = Said(required=True, metadata=doc(
+        "Why the constraints rule it out: hours of continuous running, ECC required, or certified drivers "
+        "required."))
 
 
 class ScenarioCheckSchema(Schema):
-    id = fields.String(required=True)
-    title = Said(required=True)
-    guide_answer = Said(required=True)
-    agrees = fields.Boolean(required=True)
-    comparison = fields.List(Said(), required=True)
+    id = fields.String(required=True, metadata=doc(
+        "The guide scenario: developer, team_inference or training_cluster."))
+    title = Said(required=True, metadata=doc("The scenario as the guide states it."))
+    guide_answer = Said(required=True, metadata=doc("The guide's own answer for the scenario."))
+    agrees = fields.Boolean(required=True, metadata=doc(
+        "Whether the service chose one of the tiers the guide names (the count may differ)."))
+    comparison = fields.List(Said(), required=True, metadata=doc(
+        "One sentence per tier the guide names: chosen too, not evaluated, fits with a lower figure, or why the "
+        "service disagrees."))
 
 
 class RecommendResponseSchema(Schema):
-    line = fields.String(required=True)
-    tier = fields.Nested(CardInfoSchema, required=True, allow_none=True)
-    count = fields.Integer(required=True, allow_none=True)
-    ranked_by = fields.String(required=True)
-    value = Num(required=True, allow_none=True)
-    example_cards = fields.List(fields.Nested(CardInfoSchema), required=True)
-    excluded_lines = fields.List(fields.Nested(LineExclusionSchema), required=True)
-    candidates = fields.List(fields.Nested(CandidateSchema), required=True)
-    host = fields.Nested(HostSchema, required=True, allow_none=True)
-    reasons = fields.List(Said(), required=True)
-    lang = fields.String(required=True)
-    summary = fields.String(required=True)
-    scenario = fields.Nested(ScenarioCheckSchema, required=True, allow_none=True)
-    assumptions = _assumptions()
-    warnings = _warnings()
+    line = fields.String(required=True, metadata=doc(
+        "The product line recommended; when no tier qualifies, the highest line the constraints allow."))
+    tier = fields.Nested(CardInfoSchema, required=True, allow_none=True, metadata=doc(
+        "The guide tier chosen, as a brief card (not a tier code); null when no tier qualifies."))
+    count = fields.Integer(required=True, allow_none=True, metadata=doc(
+        "Cards of the chosen tier; null when no tier qualifies."))
+    ranked_by = fields.String(required=True, metadata=doc(
+        "How the choice was made: a figure name (total_tokens_per_s, ...), that figure \"per unit of cost\", fewest "
+        "cards or cost for the target, or none when nothing qualifies."))
+    value = Num(required=True, allow_none=True, metadata=doc(
+        "The chosen tier's figure (tokens/s, or its card count with a target), as in candidates; null when no "
+        "tier qualifies."))
+    example_cards = fields.List(fields.Nested(CardInfoSchema), required=True, metadata=doc(
+        "Real catalog cards of the chosen tier that hold the job on count cards; empty when none."))
+    excluded_lines = fields.List(fields.Nested(LineExclusionSchema), required=True, metadata=doc(
+        "Product lines the constraints rule out, each with why."))
+    candidates = fields.List(fields.Nested(CandidateSchema), required=True, metadata=doc(
+        "Every tier evaluated, line by line up to the one chosen."))
+    host = fields.Nested(HostSchema, required=True, allow_none=True, metadata=doc(
+        "The machine around count x the chosen tier: PSU, host RAM, CPU cores, power and rack needs; null when no "
+        "tier qualifies."))
+    reasons = fields.List(Said(), required=True, metadata=doc(
+        "The decision step by step: the line as the lowest allowed, each line ruled out or passed over and why, "
+        "then the tier, count and figure chosen."))
+    lang = fields.String(required=True, metadata=doc("Language of summary, reasons and warnings: en or zh."))
+    summary = fields.String(required=True, metadata=doc(
+        "One sentence a chatbot can quote: the count, tier, line and the figure it wins by, or that nothing "
+        "qualifies."))
+    scenario = fields.Nested(ScenarioCheckSchema, required=True, allow_none=True, metadata=doc(
+        "The recommendation checked against the guide's answer for the scenario asked; null when no scenario was "
+        "given."))
+    assumptions = _assumptions(metadata=doc(
+        "Each default applied (the scenario's model, workload and constraints included), with its value and why."))
+    warnings = _warnings(metadata=doc(
+        "Cautions such as no tier meeting the constraints, a budget that cannot be checked without prices, or a "
+        "long context."))
 
 
 class NormalizeResponseSchema(Schema):
-    value = Num(required=True)
-    precision = fields.String(required=True)
-    sparse = fields.Boolean(required=True)
-    accumulate = fields.String(required=True, allow_none=True)
-    dense_value = Num(required=True)
-    dense_bf16 = Num(required=True)
-    dense = fields.Dict(keys=fields.String(), values=Num(), required=True)
-    rules = fields.List(Said(), required=True)
+    value = Num(required=True, metadata=doc("The marketing figure as given, in the caller's unit (TFLOP/s or TOPS)."))
+    precision = fields.String(required=True, metadata=doc(
+        "The precision of the figure, lower-cased: fp4, int4, fp8, int8, bf16, fp16 or tf32."))
+    sparse = fields.Boolean(required=True, metadata=doc("Whether the figure was quoted with 2:4 sparsity, as given."))
+    accumulate = fields.String(required=True, allow_none=True, metadata=doc(
+        "Accumulate precision given (fp16 or fp32); null when none was given."))
+    dense_value = Num(required=True, metadata=doc(
+        "Dense figure in the given precision: halved for sparsity and for FP16 accumulate (fp16, bf16, fp8 only), "
+        "in the caller's unit."))
+    dense_bf16 = Num(required=True, metadata=doc(
+        "dense_value converted to dense BF16 by the ladder (FP8/INT8 / 2, FP4/INT4 / 4, TF32 x 2)."))
+    dense = fields.Dict(keys=fields.String(), values=Num(), required=True, metadata=doc(
+        "Dense figure for each precision of the ladder (fp4, int4, fp8, int8, bf16, fp16, tf32), from dense_bf16; "
+        "repeats dense_value and dense_bf16 at their keys."))
+    rules = fields.List(Said(), required=True, metadata=doc(
+        "Each conversion applied, in order, as an English sentence (sparsity, FP16 accumulate, precision to "
+        "bf16); empty when none applied."))
 
     @pre_dump
     def flatten(self, result, **kwargs):
@@ -1084,33 +1217,51 @@ class NormalizeResponseSchema(Schema):
 
 
 class TroubleshootMatchSchema(Schema):
-    id = fields.String(required=True)
-    symptom = fields.String(required=True)
-    cause = fields.String(required=True)
-    check = fields.String(required=True)
-    fix = fields.String(required=True)
-    score = Num(required=True)
-    matched = fields.List(fields.String(), required=True)
-    source = fields.String(required=True)
+    id = fields.String(required=True, metadata=doc(
+        "Row id of the guide's table: fragmentation, throttling, interconnect, psu, silent_errors, "
+        "software_stack, network or firmware."))
+    symptom = fields.String(required=True, metadata=doc("The table's symptom, in the answer's language."))
+    cause = fields.String(required=True, metadata=doc("Most likely cause of the symptom."))
+    check = fields.String(required=True, metadata=doc("Quick check that confirms the cause."))
+    fix = fields.String(required=True, metadata=doc("What to do about it."))
+    score = Num(required=True, metadata=doc(
+        "BM25 relevance of the row to the query (at least 1); compare within one answer only."))
+    matched = fields.List(fields.String(), required=True, metadata=doc("Phrases of the query found in the row."))
+    source = fields.String(required=True, metadata=doc("The guide's sections the row draws on."))
 
 
 class TroubleshootResponseSchema(Schema):
-    query = fields.String(required=True)
-    lang = fields.String(required=True)
-    matches = fields.List(fields.Nested(TroubleshootMatchSchema), required=True)
-    diagnosis_order = fields.List(fields.String(), required=True)
-    lessons = fields.List(fields.String(), required=True)
-    advice = fields.List(fields.String(), required=True)
-    source = fields.String(required=True)
+    query = fields.String(required=True, metadata=doc("The symptom text as sent."))
+    lang = fields.String(required=True, metadata=doc("Language of the rows, steps, lessons and advice: en or zh."))
+    matches = fields.List(fields.Nested(TroubleshootMatchSchema), required=True, metadata=doc(
+        "Matching rows, best first, at most limit; rows below a quarter of the best score are left out. Empty "
+        "when nothing matches."))
+    diagnosis_order = fields.List(fields.String(), required=True, metadata=doc(
+        "The guide's five steps for long-running faults, in order, each with what to look at and how to check it."))
+    lessons = fields.List(fields.String(), required=True, metadata=doc(
+        "The guide's lessons: identical machines, never skimp on the interconnect, benchmark on arrival."))
+    advice = fields.List(fields.String(), required=True, metadata=doc(
+        "Power-cap advice for consumer cards running for hours: given when line is consumer, the best row is "
+        "throttling, or the query mentions long runs (not for datacenter); else empty."))
+    source = fields.String(required=True, metadata=doc("The guide's section for the diagnosis order."))
 
 
 class BatchItemSchema(Schema):
-    index = fields.Integer(required=True)
-    ok = fields.Boolean(required=True)
-    estimate = fields.Nested(EstimateResponseSchema)
-    problem = fields.Nested(ProblemSchema)
+    index = fields.Integer(required=True, metadata=doc(
+        "Position of the item, from 0: in the request's items for a batch, in catalog order of the cards for a "
+        "sweep."))
+    ok = fields.Boolean(required=True, metadata=doc(
+        "Whether the item answered: true with estimate, false with problem."))
+    estimate = fields.Nested(EstimateResponseSchema, metadata=doc(
+        "The item's estimate, as POST /estimate answers it but with alternatives left empty; present only when ok "
+        "is true."))
+    problem = fields.Nested(ProblemSchema, metadata=doc(
+        "Why the item failed (422 problem details); present only when ok is false. The batch itself still answers "
+        "200."))
 
 
 class BatchResponseSchema(Schema):
-    count = fields.Integer(required=True)
-    items = fields.List(fields.Nested(BatchItemSchema), required=True)
+    count = fields.Integer(required=True, metadata=doc(
+        "Number of items answered, one per request item (or per card for a sweep), failures included."))
+    items = fields.List(fields.Nested(BatchItemSchema), required=True, metadata=doc(
+        "One entry per request item, in order (a sweep: one per card that passes the filters, in catalog order)."))

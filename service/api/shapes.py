@@ -1,7 +1,7 @@
 """Response schemas made from the domain's answer dataclasses: one declaration per answer.
 
-An answer field is declared once, on its dataclass, with its type (and, where a reader needs
-one, a description in the dataclass field's metadata). `answer_schema` turns the dataclass into
+An answer field is declared once, on its dataclass, with its type and its description: the
+docstring written under the field (or a description in the field's metadata). `answer_schema` turns the dataclass into
 the marshmallow schema the views dump with; apispec turns that schema into openapi.yaml's
 component (`make spec`). Hand-written schemas remain only where an answer converts units or
 flattens several domain objects into one JSON object.
@@ -13,8 +13,12 @@ array, Mapping[str, X] -> object. A type outside it is an error at import, never
 without a word.
 """
 
+import ast
 import copy
 import dataclasses
+import functools
+import inspect
+import textwrap
 import types
 import typing
 from collections.abc import Mapping
@@ -117,10 +121,29 @@ def register(cls: type, schema: type[Schema]) -> type[Schema]:
     return schema
 
 
+@functools.cache
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings written under a dataclass's fields (PEP 257's attribute docstrings, as vLLM
+    documents its engine arguments), its bases' included: each field's description."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for node, after in zip(body.body, body.body[1:], strict=False):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
 def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
-              flatten: tuple[str, ...], units: Mapping[str, tuple[str, float]],
+              flatten: tuple[str, ...], units: Mapping[str, tuple[str, float, str]],
               fields_: Mapping[str, fields.Field]) -> dict[str, fields.Field]:
     hints = typing.get_type_hints(cls)
+    docs = _attribute_docs(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = (set(exclude) | set(flatten) | set(rename.values())) - names
     if unknown:
@@ -137,20 +160,23 @@ def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
                 out[key] = spliced
             continue
         key = json_name.get(field.name, field.name)
-        made = fields_.get(key) or _field(hints[field.name], dict(field.metadata),
-                                          f"{cls.__name__}.{field.name}")
+        metadata = dict(field.metadata)
+        if field.name in docs:
+            metadata.setdefault(DESCRIPTION, docs[field.name])
+        made = fields_.get(key) or _field(hints[field.name], metadata, f"{cls.__name__}.{field.name}")
         if key != field.name:
             made.attribute = field.name
         out[key] = made
-        for unit_key, (source, divisor) in units.items():
+        for unit_key, (source, divisor, unit) in units.items():
             if source == field.name:
-                out[unit_key] = Scaled(divisor, required=True, attribute=source, dump_only=True)
+                out[unit_key] = Scaled(divisor, required=True, attribute=source, dump_only=True, metadata={
+                    DESCRIPTION: f"The same as {key}, in {unit}."})
     return out
 
 
 def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, str] | None = None,
                   exclude: tuple[str, ...] = (), flatten: tuple[str, ...] = (),
-                  units: Mapping[str, tuple[str, float]] | None = None,
+                  units: Mapping[str, tuple[str, float, str]] | None = None,
                   declare: Mapping[str, fields.Field] | None = None,
                   description: str | None = None) -> type[Schema]:
     """The response schema of the answer dataclass `cls`, its fields in the dataclass's order.
@@ -158,9 +184,9 @@ def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, st
     `rename` maps a JSON name to the attribute it reads (`{"card": "card_id"}`); `exclude` names
     the attributes that are not part of the answer; `flatten` the nested answers whose fields
     stand in the answer's own object, at their place; `units` adds a field shown in another unit
-    right after its source (`{"total_gib": ("total_bytes", GIB)}`); `declare` declares a field by
-    hand where its type alone does not say it. `name` is the component's name (default: the
-    class name), `description` the component's.
+    right after its source, with the unit's name (`{"total_gib": ("total_bytes", GIB, "GiB")}`);
+    `declare` declares a field by hand where its type alone does not say it. `name` is the
+    component's name (default: the class name), `description` the component's.
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass")

@@ -31,8 +31,11 @@ class Target:
     within this time (None: no such limit)."""
 
     concurrent_users: int
+    """Users (sequences) served at once, as asked."""
     tokens_per_s_per_user: float | None = None
+    """Decode speed each user must get, in tokens/s, as asked; null when no speed was set."""
     ttft_s: float | None = None
+    """Time to first token each user must get at that load, in seconds, as asked; null when no limit was set."""
 
 
 @dataclass(frozen=True)
@@ -40,19 +43,36 @@ class CapacityAnswer:
     """The cards of one kind a target needs, and what they deliver."""
 
     card: Card
+    """The card this option sizes, in brief."""
     meets_target: bool
+    """Whether some count of this card meets the target (within the most cards sized)."""
     cards: int | None
+    """Least cards of this kind that meet the target; null when it is not met."""
     machines: int | None
+    """Machines that carry cards; null when the target is not met."""
     parallelism: PlanAnswer | None
+    """The plan one copy runs, with replicas as the copies; null when the target is not met."""
     copies: int | None
+    """Copies of the model (replicas) serving the users; null when the target is not met."""
     sequences_per_copy: int | None
+    """Sequences each copy runs at once, the users shared evenly; null when the target is not met."""
     tokens_per_s_per_user: float | None
+    """Decode speed each user gets, in tokens/s: 1 / time_per_output_token_s. Null when the target is not met."""
     time_to_first_token_s: float | None
+    """Time to first token at the batch each copy runs, in s; null when the target is not met."""
     time_per_output_token_s: float | None
+    """One decode step at that batch, in s: the time between a user's tokens. Null when the target is not met."""
     total_tokens_per_s: float | None
+    """Output tokens/s for all the target's users (tokens_per_s_per_user x concurrent_users), not the cards' full
+    capacity; null when the target is not met."""
     power_w: float | None
+    """Typical draw of all the machines in W, cards with their hosts; null when the target is not met."""
     reason: M.Message
+    """Sentence on how the target is met (copies, plan, sequences per copy, tokens/s per user, most users a copy
+    takes) or why it is not."""
     assumptions: tuple[Assumption, ...] = ()
+    """Defaults this card's answer applied (machine size, links, usable memory, bandwidth share, fixed costs), with
+    values and why."""
 
 
 def met_plan(answer: CapacityAnswer) -> tuple[PlanAnswer, int, int]:

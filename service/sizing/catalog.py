@@ -68,9 +68,14 @@ class Price:
     published or quoted figure, the date it held on."""
 
     amount: float
+    """The price: one card to buy, or one card for one hour to rent, in currency."""
     currency: str
+    """Currency of amount, as given (the request's currency, or the operator's catalog entry)."""
     source: str
+    """Where the price comes from: given by the caller, or the source stated in the operator's catalog file."""
     date: str | None = None
+    """ISO date (YYYY-MM-DD) the price held on; always set for an operator's rental price, null when undated or given
+    by the caller."""
 
 
 

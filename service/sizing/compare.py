@@ -63,56 +63,128 @@ class CompareOption:
     """One option: the cards that do the work, what they reach, and what they cost."""
 
     label: str
+    """The option's name: "N x card" with its card count (4 x h100-sxm), or the card id alone when no count was
+    sized."""
     card: str
+    """Catalog id of the option's card (custom for a card given by its figures)."""
     card_name: str
+    """Full name of the option's card."""
     line: str
+    """Product line of the option's card: consumer, workstation or datacenter."""
     meets_target: bool
+    """Whether the option meets the serving target, or, for training, finishes the run (within deadline_days when
+    given)."""
     reason: M.Message
+    """Sentence on how the option meets the target (copies, plan, sequences, tokens/s per user) or run time, or why it
+    falls short and how many cards would do."""
     cards: int | None
+    """Cards the option is sized and priced on: the count given (even when it falls short), else the least count that
+    does the work; null when none does."""
     cards_needed: int | None
+    """Least cards that meet the target (serving) or the deadline, else hold the job (training); null when no count
+    does."""
     machines: int | None
+    """Machines that carry the cards; null when cards is null."""
     parallelism: PlanAnswer | None
+    """The plan the cards run; null when a serving option misses the target or a training job cannot run."""
     tokens_per_s_per_user: float | None
+    """Serving: decode speed each user gets, in tokens/s; null for training or when the option misses the target."""
     total_tokens_per_s: float | None
+    """Serving: output tokens/s for all the target's users together (tokens_per_s_per_user x concurrent_users), not
+    the cards' full capacity; null for training or a miss."""
     time_to_first_token_s: float | None
+    """Serving: time to first token at the batch each copy runs, in s; null for training or when the target is
+    missed."""
     time_s: float | None
+    """Training: the run's wall-clock time on cards, in s; null for serving or when the job does not fit."""
     power_w: float | None
+    """Typical draw of all the option's machines together in W, the cards with their hosts; null when cards is
+    null."""
     power_w_per_machine: float | None
+    """Typical draw of the fullest machine in W; equals power_w on one machine. Null when cards is null."""
     power_basis: str | None
+    """Where power_w comes from; always machine here (cards with the host they need). Null when cards is null."""
     electricity_cost_per_year: float | None
+    """Electricity for power_w over one year (hours per day, utilization and PUE applied), in the answer's currency;
+    null when cards is null."""
     price: Price | None
+    """Purchase price of one card used (the request's, else the operator's catalog); null when none is known."""
     cards_cost: float | None
+    """cards x the card's purchase price, before installation overhead; null without a price."""
     capital_cost: Range | None
+    """cards_cost plus the installation overhead (default 50-100 %, typical 75 %) as low, typical and high; null
+    without a price."""
     operating_cost_per_year: float | None
+    """Operating cost per year: electricity only (staff, racks and cooling sit in the overhead), so the same figure as
+    electricity_cost_per_year; null when cards is null."""
     cost_of_ownership: Range | None
+    """capital_cost plus years x operating_cost_per_year, as low, typical and high; null without a price."""
     cost_per_million_tokens: float | None
+    """Serving: typical yearly ownership cost per million output tokens at total_tokens_per_s, hours per day and
+    utilization; null for training, without a price, or on a miss."""
     cost_per_run: float | None
+    """Training: the share of the typical yearly ownership cost that one run of time_s takes; null for serving,
+    without a price, or when time_s is null."""
     rent: Price | None
+    """Rental price of one card for one hour (the request's, else the operator's catalog); null when none is known."""
     rent_cost: float | None
+    """Renting the same cards: for training, for the run's hours; for serving, at the hours per day over the years;
+    null without a rental price."""
     break_even_months: float | None
+    """Months after which buying (capital, then electricity) costs less than renting the same cards; null without both
+    prices, or when renting never costs more."""
     rent_cheaper_below_utilization: float | None
+    """Share (0-1) of the hours below which renting only those hours costs less than owning over the years; 1 when
+    renting is always cheaper. Null without both prices."""
     pareto_optimal: bool | None
+    """True when no other option meeting the target costs no more and is no slower (better in one); false when one
+    does or the option misses; null when its cost or speed is unknown."""
     rank: int
+    """Position in the comparison from 1: options that meet the target first, then by rank_by, then cost of ownership,
+    power and label."""
     warnings: tuple[M.Message, ...]
+    """The option's own cautions: rack or PSU power, no price, price currency differing from electricity's, consumer
+    card run around the clock, no ECC, PCIe training, plan bottlenecks."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class CompareResult:
     model: ModelSpec
+    """The model compared, in brief."""
     mode: str
+    """The workload's mode as resolved: inference, full_finetune, lora, qlora or pretrain."""
     precision: str
+    """Weight format the options were sized with, as given or defaulted (inference: the model's released format, else
+    bf16)."""
     target: Target | None
+    """The serving target every option is sized for, as asked; null for a training comparison."""
     train_tokens: float | None
+    """Training: tokens the run trains on; null for a serving comparison."""
     deadline_days: float | None
+    """Training: the days the run must finish within, as asked; null when none was given."""
     years: float
+    """Horizon of the cost of ownership and serving rent, in years (default 3)."""
     currency: str
+    """Currency of electricity and every cost in the answer (energy.currency, default CNY); prices in another are
+    added as given, with a warning."""
     rank_by: str
+    """What options are ranked by after meeting the target: cost_of_ownership (default), cost_per_token, power or
+    cards."""
     options: tuple[CompareOption, ...]
+    """Every option, best first (see rank)."""
     best: str | None
+    """label of the first-ranked option that meets the target (4 x h100-sxm), not a card id; null when none meets
+    it."""
     lang: str
+    """Language of summary, reasons and warnings: en or zh."""
     summary: str
+    """Two or three sentences a chatbot can quote: the question, how many options meet it, the best with its cost of
+    ownership, and renting against buying."""
     assumptions: tuple[Assumption, ...]
+    """Each default the comparison applied, with its value and why."""
     warnings: tuple[M.Message, ...]
+    """Cautions for the whole comparison, such as no option meeting the target or a context longer than the model's
+    positions."""
     workload: Workload
 
 

@@ -79,25 +79,44 @@ class EnergyAnswer:
     """Electricity for `machines` installations drawing `power_w` each."""
 
     power_w: float
+    """Draw of one installation in W: the power_w given, or the typical draw of all the machines that carry the cards
+    (host.typical_power_w); see power_basis."""
     power_basis: str = field(metadata={"description": (
         "Where power_w comes from: machine (the cards with the host they need: each machine's "
         "platform, or the guide's 10-12 kW per 8-card server, counted once per machine), given "
         "(the caller's figure, used as given), or cards (rated card power only).")})
     hours_per_day: float
+    """Hours the installation runs per day: given, or 24."""
     utilization: float
+    """Share (0-1) of power_w drawn while on: given, or 1.0."""
     pue: float
+    """Power usage effectiveness, the multiplier for cooling and distribution: given, or 1.0."""
     price_per_kwh: float
+    """Electricity price per kWh in currency: given, or the guide's 0.7."""
     currency: str
+    """Currency of every cost figure: given, or CNY; echoed, never converted."""
     machines: int
+    """Identical installations in the fleet (energy.machines, default 1); multiplies the fleet_ figures. Not
+    host.machines, which power_w already covers."""
     years: float
+    """Horizon of the over_years figures, in years: given, or 3."""
     energy_kwh_per_day: float
+    """Energy of one installation per day in kWh: power_w / 1000 x hours_per_day x utilization x pue."""
     energy_kwh_per_year: float
+    """Energy of one installation per year in kWh: energy_kwh_per_day x 365."""
     electricity_cost_per_day: float
+    """Electricity cost of one installation per day, in currency: energy_kwh_per_day x price_per_kwh."""
     electricity_cost_per_year: float
+    """Electricity cost of one installation per year, in currency: energy_kwh_per_year x price_per_kwh."""
     fleet_energy_kwh_per_year: float
+    """Energy of the whole fleet per year in kWh: energy_kwh_per_year x machines."""
     fleet_electricity_cost_per_year: float
+    """Electricity cost of the whole fleet per year, in currency: electricity_cost_per_year x machines."""
     electricity_cost_over_years: float
+    """Electricity cost of one installation over the horizon, in currency: electricity_cost_per_year x years."""
     fleet_electricity_cost_over_years: float
+    """Electricity cost of the whole fleet over the horizon, in currency: electricity_cost_per_year x years x
+    machines."""
 
 
 POWER_BASES = ("machine", "given", "cards")
@@ -143,22 +162,48 @@ class OwnershipAnswer:
     """Cards, the installation around them and electricity over the years, as a range."""
 
     cards: int
+    """Cards priced: the cards the estimate places the job on in /estimate; hardware.count (or 1) in /cost."""
     card_price: float
+    """Purchase price of one card, in currency: card_price given, or the operator's catalog price."""
     price_source: str
+    """Where card_price comes from: "given by the caller", or the source of the operator's catalog entry."""
     currency: str
+    """Currency of the totals: the electricity's (energy.currency). A card price in another currency is added as
+    given, with a warning."""
     years: float
+    """Horizon of the totals, in years: the same as energy.years."""
     cards_cost: float
+    """Price of all the cards, in currency: cards x card_price."""
     installation_overhead_low: float
+    """Low end of racks, power distribution, cooling, switches, storage and staff, in currency: 50 % of cards_cost, or
+    overhead_fraction when given."""
     installation_overhead: float
+    """Typical installation overhead (racks, power, cooling, network, storage, staff), in currency: 75 % of
+    cards_cost, or overhead_fraction when given."""
     installation_overhead_high: float
+    """High end of the installation overhead, in currency: 100 % of cards_cost, or overhead_fraction when given."""
     electricity_over_years: float
+    """Electricity of one installation over the horizon, in currency; the same as energy.electricity_cost_over_years
+    (not the fleet's)."""
     total_low: float
+    """Low cost of ownership over the years, in currency: cards_cost + installation_overhead_low +
+    electricity_over_years."""
     total: float
+    """Typical cost of ownership over the years, in currency: cards_cost + installation_overhead +
+    electricity_over_years."""
     total_high: float
+    """High cost of ownership over the years, in currency: cards_cost + installation_overhead_high +
+    electricity_over_years."""
     total_per_year: float
+    """Typical cost of ownership per year, in currency: total / years."""
     total_per_day: float
+    """Typical cost of ownership per day, in currency: total_per_year / 365."""
     cost_per_million_tokens: float | None
+    """total_per_year over a year's output at throughput.total_tokens_per_s (hours_per_day, utilization), per million
+    tokens; null for training, in /cost, or under one token a year."""
     cost_per_run: float | None
+    """The training run's share of total_per_year, in currency: time_s / one year (365 days); null for inference, in
+    /cost, without a training time, or at 0 hours a day."""
 
 
 def ownership_answer(

@@ -127,18 +127,35 @@ class StepCost:
     """
 
     batch: int
+    """Sequences one copy runs in the step: the asked batch divided over the copies, rounded up."""
     prefill_tokens: float
     weights_read_bytes_per_card: int
     kv_read_bytes_per_card: int
     flops_per_card: float
     memory_s: float
+    """Time to read the step's weights and KV cache at the engine's share of bandwidth, summed over the stages a token
+    visits; one side of the roofline."""
     compute_s: float
+    """Time for the step's FLOPs (matmuls and attention) at the engine's share of peak, summed over the stages a token
+    visits; the other side of the roofline."""
     roofline_s: float
+    """The step's roofline time: the matmuls, then attention, each at the larger of its memory and compute time,
+    summed over the stages a token visits."""
     engine_s: float
+    """The engine's fixed costs in the step: its per-layer (and per-MoE-layer) overhead and the host's work per
+    running sequence; 0 under the guide's rule or a given decode_efficiency."""
     tensor_comm_s: float
+    """Tensor-parallel all-reduces of the step (the engine's syncs per layer, over the plan's link, with its
+    collective cost); 0 without tensor parallelism."""
     expert_comm_s: float
+    """MoE all-to-all exchanges of the step, out to the experts' cards and back in each MoE layer; 0 for a dense model
+    or experts not spread over cards."""
     pipeline_comm_s: float
+    """Hidden states sent between pipeline stages in the step, over the machine's link or the network, with the
+    engine's per-hop cost; 0 without pipeline stages."""
     step_s: float
+    """The whole step: roofline_s plus the fixed costs and communication; the time between two tokens of one sequence
+    (1 / decode_tokens_per_s_expected)."""
     bound: str
 
     @property

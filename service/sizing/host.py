@@ -153,27 +153,60 @@ class HostSizing:
     """
 
     cards: int
+    """Cards the machines carry."""
     machines: int
+    """Machines (desktops, workstations or servers) that carry the cards."""
     cards_per_machine: int
+    """The most cards one machine carries (in /estimate, the whole tensor-parallel groups of the plan that fit in a
+    machine)."""
     machine_cards: int
+    """Cards in the fullest machine; a last, partly filled machine holds fewer."""
     machine_cards_power_w: float
+    """Rated power of the fullest machine's cards, in W."""
     machine_peak_w: float
+    """Peak draw of the fullest machine in W: its cards plus a 250 W platform for desktops and workstations;
+    server_power_w_high for servers."""
     machine_transient_peak_w: float
+    """Transient peak of the fullest machine in W: flagship consumer cards (C90) at 2x rated power plus the platform;
+    otherwise machine_peak_w."""
     machine_typical_power_w: float
+    """Typical draw of the fullest machine in W: the midpoint of server_power_w_low and _high for servers;
+    machine_peak_w otherwise."""
     psu_w: int | None
+    """PSU rating for the fullest desktop or workstation in W: 1.5 x machine_peak_w rounded up to a standard size (850
+    W+ with a flagship card); null for servers."""
     psus: int | None
+    """Power supplies to buy: one per desktop or workstation (the same as machines); null for data-centre servers,
+    which take power_feeds."""
     host_ram_gb: int
+    """Host RAM for the fullest machine in GB: 4 x its cards' memory, rounded up to a size one can buy."""
     cpu_cores: int
+    """CPU cores for the fullest machine: 4 per card, at least 12."""
     server_power_w_low: float | None
+    """Low end of one fullest server's draw in W (guide tier, platform's published figure, or fitted model less its
+    error band); null for desktops and workstations."""
     server_power_w_high: float | None
+    """High end of one fullest server's draw in W (guide tier, platform's published figure, or fitted model plus its
+    error band); null for desktops and workstations."""
     cards_power_w: float
+    """Rated power of all the cards over every machine, in W."""
     system_peak_w: float
+    """Peak draw of every machine together, in W (the sum of each machine's peak)."""
     transient_peak_w: float
+    """Transient peak of every machine together in W: flagship consumer cards at 2x rated power; otherwise the same as
+    system_peak_w."""
     rack_power_w: float
+    """Power the racks must supply and cool, in W: the same figure as system_peak_w."""
     ups_w: float | None
+    """UPS capacity for data-centre servers in W: 1.5 x system_peak_w; null for desktops and workstations."""
     power_feeds: int | None
+    """Independent power feeds: two per data-centre server; null for desktops and workstations."""
     typical_power_w: float
+    """Typical draw of every machine together in W; electricity is priced at it (energy.power_w) when power_basis is
+    machine."""
     notes: tuple[M.Message, ...]
+    """Advice on building and housing the machines: each machine's own PSU or feeds, flagship transients, PSU splits,
+    case airflow, server feeds and UPS, noise, storage."""
 
 
 def round_up(value: float, sizes: tuple[int, ...]) -> int:

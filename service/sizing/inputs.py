@@ -19,8 +19,12 @@ class Assumption:
     """A default or derived value the answer relies on, and why."""
 
     name: str
+    """The setting or derived quantity assumed: a request field (precision, kv_precision, mode, ...) or a quantity the
+    sizing rests on (decode_efficiency, link, parallelism, ...)."""
     value: float | int | str | bool
+    """The value the answer used, a number, string or boolean, in the unit the name implies."""
     note: M.Message
+    """Why that value: the default's source, how it was derived or measured, or that the caller gave it."""
 
 
 @dataclass

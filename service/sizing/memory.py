@@ -61,8 +61,13 @@ def usable_bytes(card_bytes: int, usable_fraction: float) -> int:
 @dataclass(frozen=True)
 class Component:
     name: str
+    """The part's name, e.g. "weights (bf16)", "Adam m (fp32)", "KV cache", "activations (per card)", "runtime
+    overhead"."""
     bytes: int
+    """The part's size in bytes."""
     note: str
+    """How the part was counted: bytes per parameter, the weight format, batch x context and KV format, the activation
+    method, or per card."""
 
 
 @dataclass(frozen=True)
@@ -74,21 +79,46 @@ class MemoryBreakdown:
     """
 
     weights_bytes: int
+    """Stored weights of every parameter (all experts) in bytes: in the weight format for inference and LoRA/QLoRA's
+    frozen base; 16-bit (fp32 with fp32) for full training."""
     expert_weights_bytes: int
+    """Part of weights_bytes held by the routed experts, in bytes; 0 for dense models, MoE models known only by total
+    and active counts, and training modes."""
     training_state_bytes: int
+    """Training state beyond the weights in bytes: gradients, fp32 master weights and optimizer state, or LoRA
+    adapters with theirs; 0 for inference."""
     model_state_bytes: int
+    """weights_bytes + training_state_bytes: the model state of one copy, before it is split over cards."""
     kv_cache_bytes: int | None
+    """KV cache for the whole batch in bytes: kv_cache_bytes_per_sequence x batch_size. Null in training modes or when
+    the model's layers or KV heads are unknown."""
     kv_cache_bytes_per_token: int | None
+    """KV cache of one token over all layers in the KV format, in bytes (sliding windows not applied). Null in
+    training modes or without the model's KV shape."""
     kv_cache_bytes_per_sequence: int | None
+    """KV cache of one sequence of context_tokens in bytes, sliding-window layers capped at their window where the
+    engine does so. Null as kv_cache_bytes."""
     activations_bytes: int | None
+    """Training: one card's stored activations in bytes for a micro-batch (Korthikanti et al. 2022, by recompute
+    mode). 0 for inference; null when layers or hidden size are unknown."""
     runtime_overhead_bytes: int
+    """Memory each card loses to driver context, kernels and framework workspace, in bytes (default 1 GiB); counted
+    once in total_bytes."""
     total_bytes: int = field(metadata={"description": (
         "The job's need as one copy, before it is split over cards (one runtime); fit.total_bytes "
         "is the same need summed over the cards the plan uses.")})
     bytes_per_param: float
+    """Model state per parameter in bytes: model_state_bytes / parameters (16 for bf16 AdamW training, about 2 for
+    bf16 inference)."""
     bytes_per_param_low: float
+    """Low end of bytes_per_param: the same value except LoRA/QLoRA by the guide's rule (unknown layer shapes), base +
+    0.5 B."""
     bytes_per_param_high: float
+    """High end of bytes_per_param: +4 B (the guide's 20 B) for mixed-precision full training without a ZeRO stage;
+    otherwise the same value."""
     components: tuple[Component, ...]
+    """The memory parts one by one (weights, gradients, optimizer state, KV cache or activations, runtime overhead);
+    their bytes sum to total_bytes."""
     plan: "TrainingPlan | None" = None
     tensor: int = 1
     layers: int | None = None
@@ -179,20 +209,40 @@ class FitAnswer:
     """Whether the need fits `count` cards, and the least count that does."""
 
     card_id: str
+    """Id of the card judged (custom for a card given by its figures)."""
     count: int
+    """Cards the fit is judged on: hardware.count as given, else the least count that holds the job (one copy's cards
+    when no count does). The speed figures may use another count: see parallelism."""
     count_given: bool
+    """Whether the caller gave hardware.count; false when count is the least count the service found."""
     fits: bool
+    """Whether the busiest card's need fits its usable memory on count cards under the plan (need_bytes_per_card <=
+    usable_bytes_per_card)."""
     cards_needed: int | None
+    """Least count of this card the engine's plan holds the job on; null when no count does."""
     card_memory_bytes: int
+    """Physical memory of one card in bytes (an "80 GB" card holds 80 GiB)."""
     usable_bytes_per_card: int
+    """Bytes of one card an engine can allocate: card_memory_bytes x the usable fraction (default 0.9, said in
+    assumptions)."""
     need_bytes_per_card: int
+    """Bytes the busiest card must hold under the plan: model state, plus KV cache for its share of sequences
+    (serving) or activations (training), plus the runtime."""
     model_state_bytes_per_card: int
+    """The model-state part of need_bytes_per_card: the weights on the busiest card (serving), or weights, gradients
+    and optimizer state (training)."""
     free_bytes_per_card: int
+    """usable_bytes_per_card minus need_bytes_per_card: memory to spare on the busiest card; negative when it falls
+    short by that much."""
     total_bytes: int = field(metadata={"description": (
         "need_bytes_per_card x the cards the plan uses: every card's runtime and any state kept "
         "on each card counted on each; the summary's 'in all'.")})
     max_concurrent_sequences: int | None
+    """Most sequences of context_tokens the plan's copies hold at once beside the weights and runtime; null for
+    training or when the model's KV cache shape is unknown."""
     reason: M.Message
+    """Why the job fits or not: what each card holds (model state and the rest), what it can use, idle cards, the
+    bytes to spare or short, and the cards needed."""
 
 
 @dataclass(frozen=True)

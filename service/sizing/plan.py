@@ -105,19 +105,40 @@ class PlanAnswer:
     caller gave it, and for training how the global batch is filled."""
 
     tensor: int
+    """Cards each layer's matrices are split over, combining partial results every layer."""
     pipeline: int
+    """Stages the layers are split into, one after another."""
     expert: int
+    """MoE: cards the routed experts spread over (tensor x attention data-parallel groups), as engines count it; 1 for
+    a dense model. It includes the tensor cards: cards = pipeline x expert x copies."""
     data: int
+    """Training: data-parallel copies, each taking a share of the global batch; 1 when serving."""
     replicas: int
+    """Serving: independent copies of the model, each serving its own requests; 1 in training."""
     cards: int
+    """Cards the plan uses, idle cards excluded."""
     idle_cards: int
+    """Cards asked for that the plan leaves unused (the count is not a multiple of one copy)."""
     machines: int
+    """Machines the cards occupy, idle cards included, at cards_per_machine each; a tensor group never straddles two
+    machines."""
     cards_per_machine: int
+    """Cards one machine holds: hardware.cards_per_node, else the card's rack-scale link domain (72 in a GB200 NVL72),
+    else 8 data centre, 4 workstation or consumer."""
     given: bool
+    """Whether the caller gave the plan in workload.parallelism; false when the engine's plan or the training recipe
+    search chose it."""
     description: str
+    """The plan in words, e.g. "tensor 4 x pipeline 9 x replicas 2" or "one card"; an MoE plan names its attention
+    data-parallel groups and the cards the experts spread over."""
     micro_batch: int | None = None
+    """Training: sequences each data-parallel rank runs per micro-step (workload.batch_size); null when serving."""
     gradient_accumulation: int | None = None
+    """Training: micro-batches each rank accumulates per optimizer step to fill the global batch; null when
+    serving."""
     global_batch_tokens: int | None = None
+    """Training: tokens per optimizer step as run, the asked global batch rounded up to whole micro-batches on every
+    rank; null when serving."""
 
     @property
     def group(self) -> int:

@@ -46,20 +46,35 @@ STABILITY_POINTS = {"consumer": 0.0, "workstation": 100.0, "datacenter": 100.0}
 @dataclass(frozen=True)
 class DimensionScore:
     dimension: str
+    """Dimension scored: dense_compute, memory_capacity, memory_bandwidth, interconnect or efficiency_stability."""
     value: float | None
+    """The card's figure in unit: half-precision dense TFLOP/s, memory GiB, bandwidth GB/s, link GB/s, or TFLOP/s per
+    W for efficiency_stability; null when the card has no figure."""
     unit: str
+    """Unit of value: TFLOP/s, GiB, GB/s, or points for efficiency_stability (whose value is in fact TFLOP/s per
+    W)."""
     score: float
+    """Score 0-100: 100 x value / the best value among the compared cards; efficiency_stability averages that with
+    stability points (line and ECC)."""
     weight: float
+    """Weight of the dimension in percent, the weights scaled to add up to 100."""
     contribution: float
+    """weight x score / 100: the points this dimension adds to total_score."""
 
 
 @dataclass(frozen=True)
 class RankedCard:
     rank: int
+    """Position from 1, by total_score; ties keep catalog order."""
     card: Card
+    """The card ranked, in brief."""
     total_score: float
+    """Weighted total 0-100: the sum of the scores' contributions."""
     scores: tuple[DimensionScore, ...]
+    """One score per dimension, in the order dense_compute, memory_capacity, memory_bandwidth, interconnect,
+    efficiency_stability."""
     explanation: str
+    """One line: each weighted dimension's score x weight = contribution, and the strongest dimension (English)."""
 
 
 def dense_tflops(card: Card) -> float | None:
@@ -127,19 +142,33 @@ def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> str:
 @dataclass(frozen=True)
 class Excluded:
     card: Card
+    """The card left out of the ranking, in brief."""
     cards_needed: int | None
+    """Cards of this kind that would hold the model; null when no count does."""
     reason: M.Message
+    """Why it was left out, in English only: needs more cards than allowed, or holds the model on no number of
+    cards."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class RankResult:
     line: str
+    """Product line whose guide weights apply: the one asked, else the line of the cards named."""
     weights: dict[str, float]
+    """Weight per dimension in percent, scaled to add up to 100 (the line's guide weights unless given)."""
     normalisation: str
+    """Sentence stating how scores are computed: 100 x value / best among the compared cards, total the weighted sum /
+    100."""
     ranking: tuple[RankedCard, ...]
+    """Cards that pass the memory threshold, best first."""
     excluded: tuple[Excluded, ...]
+    """Cards dropped by the memory threshold when a model is given (needing more cards than allowed); empty without a
+    model."""
     assumptions: tuple[Assumption, ...]
+    """Each default applied (weights, card count allowed, workload), with its value and why."""
     warnings: tuple[M.Message, ...]
+    """Cautions such as no card passing the memory threshold, a family name (A100) taken as one variant, or a context
+    longer than the model's positions."""
 
 
 def rank_cards(

@@ -50,13 +50,28 @@ class Constraints:
 @dataclass(frozen=True)
 class Candidate:
     card: Card
+    """The guide tier evaluated, in brief."""
     count: int | None
+    """Cards of this tier the job needs (with a target, the cards that meet it), even beyond the line's limit; null
+    when no count holds it, the target is missed or the tier is ruled out first."""
     fits: bool
+    """Whether the tier qualifies: holds the job within the line's card limit, per-card and total power, budget, and
+    (with a target) meets it."""
     figure: str
+    """Name of the figure in value: decode_tokens_per_s_expected, total_tokens_per_s (batch above 1),
+    training_tokens_per_s, or cards_for_target."""
     value: float | None
+    """The figure named by figure: tokens/s, or a card count for cards_for_target; null when the tier does not qualify
+    (over budget keeps it)."""
     price_total: float | None
+    """count x the card's price, in the prices' currency; null without a price or when the tier fails before
+    pricing."""
     value_per_cost: float | None
+    """value / price_total; for cards_for_target 1 / price_total. Null without a price or when the tier does not
+    qualify."""
     reason: M.Message
+    """Sentence on why the tier qualifies (memory per card, the figure) or not (memory short, power, budget,
+    inference-only tier, target missed)."""
 
 
 @dataclass(frozen=True)

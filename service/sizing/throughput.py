@@ -61,8 +61,13 @@ class Range:
     """A headline figure as low, typical and high, from the ranges of its factors."""
 
     low: float
+    """The low end: the smallest value the figure takes over its factors' ranges, in the unit of the field that holds
+    the range (for a time, the fastest)."""
     typical: float
+    """The value the answer states for the figure, in the same unit."""
     high: float
+    """The high end: the largest value the figure takes over its factors' ranges, in the same unit (for a time, the
+    slowest)."""
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,20 @@ class DecodePoint:
     """Decode at one batch size: per stream and in total (expected), and what binds."""
 
     batch_size: int
+    """Sequences decoded at once at this point, over all copies of the plan."""
     decode_tokens_per_s: float
+    """Expected tokens/s each stream gets at this batch size."""
     total_tokens_per_s: float
+    """Expected tokens/s of all streams together at this batch size: batch_size x decode_tokens_per_s."""
     total_tokens_per_s_ceiling: float
+    """Roofline ceiling in tokens/s for all streams together at this batch size: full datasheet bandwidth and peak, no
+    engine costs or communication."""
     bound: str
+    """What limits the ideal roofline step at this batch size: memory or compute (unlike Throughput.bound, which reads
+    the typical step)."""
     fits: bool
+    """Whether this many sequences of context_tokens fit in the plan's memory (at most max_concurrent_sequences); true
+    when that is unknown."""
 
 
 @dataclass(frozen=True)
@@ -82,53 +96,139 @@ class ThroughputAnswer:
     """Decode and prefill on the plan's cards: roofline, tokens/s, ranges, and full-load capacity."""
 
     cards: int
+    """Cards the plan behind the speed figures uses, idle ones excluded: the cards asked when they hold the job, else
+    the least count that does. The same as parallelism.cards."""
     batch_size: int
+    """Sequences decoded at once, as asked (workload.batch_size, default 1), shared over all copies of the plan."""
     engine: str
+    """Engine class the speed is priced for: the one named, the default engine marked "(default)", or "guide" where
+    the guide's rule prices a guide tier or a card given by its figures."""
     compute_precision: str
+    """Precision of the dense rate the matmuls run at on this card (bf16, fp8, int8, ...): the fastest the engine
+    would use for the weight format, e.g. int8 for GGUF under llama.cpp."""
     peak_flops_per_s: float
+    """Datasheet dense peak in FLOP/s at compute_precision, summed over the cards one pipeline stage of a copy splits
+    a step over (tensor x attention groups); on one card, its own peak."""
     bandwidth_bytes_per_s: float
+    """Datasheet memory bandwidth in bytes/s, summed over the same cards as peak_flops_per_s (one pipeline stage of
+    one copy)."""
     ridge_flops_per_byte: float
+    """Roofline ridge point, peak FLOP/s over bandwidth bytes/s, in FLOP per byte: a step with a lower arithmetic
+    intensity is bandwidth-bound."""
     arithmetic_intensity_flops_per_byte: float
+    """FLOPs per byte read of the typical decode step at the asked batch: its matmul and attention FLOPs over the
+    weight and KV cache bytes it reads."""
     attainable_flops_per_s: float
+    """Roofline on datasheet figures: min(peak_flops_per_s, bandwidth_bytes_per_s x
+    arithmetic_intensity_flops_per_byte), in FLOP/s."""
     bound: str
+    """What limits the typical decode step at the asked batch: memory (reading the weights takes longer than their
+    matmuls) or compute."""
     bytes_per_step: int
+    """Bytes one copy's cards read in one decode step of the asked batch, summed over its cards: the weights plus
+    every sequence's KV cache."""
     weights_read_bytes_per_step: int
+    """The weights part of bytes_per_step: weight bytes one copy reads per decode step (an MoE step reads only the
+    routed experts its tokens touch)."""
     flops_per_token: int
+    """Matmul FLOPs of one decoded token: 2 x the parameters it passes through (the active parameters of an MoE
+    model); attention not included."""
     decode_efficiency: float
+    """Share (0-1) of datasheet memory bandwidth the engine streams at, typical: the engine's figure, the guide's rule
+    (0.6 one card, 0.7 dedicated link, 0.5 PCIe) or workload.decode_efficiency."""
     decode_efficiency_range: Range
+    """decode_efficiency at the low, typical and high ends of the engine's range; all three equal when
+    workload.decode_efficiency is given."""
     achievable_bandwidth_fraction: float
+    """Share (0-1) of datasheet bandwidth the card's memory really reaches: measured on this card, else the default
+    0.9 (said in assumptions)."""
     decode_tokens_per_s_ceiling: float
+    """Roofline ceiling in tokens/s per stream at the asked batch: full datasheet bandwidth and peak, no engine costs
+    or communication. total_tokens_per_s_ceiling / batch_size."""
     decode_tokens_per_s_achievable: float
+    """decode_tokens_per_s_ceiling x achievable_bandwidth_fraction: tokens/s per stream the card's measured memory
+    bandwidth allows, before any engine losses."""
     decode_tokens_per_s_expected: float
+    """Expected tokens/s each stream gets at the asked batch, with the engine's bandwidth share, fixed costs and the
+    plan's communication: 1 / decode_step.step_s."""
     decode_tokens_per_s_range: Range
+    """decode_tokens_per_s_expected as low, typical and high, from the engine's efficiency range and its fixed costs
+    and link latencies at 1.5x to 0.67x."""
     decode_tokens_per_s_guide: float
+    """The guide's rule for one stream (batch 1, whatever batch was asked): 60/70/50 % of one copy's summed bandwidth
+    over the bytes a token reads, in tokens/s."""
     total_tokens_per_s_guide: float
+    """The guide's rule for the asked batch, all copies together: each copy's share of its summed bandwidth over the
+    weights read once plus each stream's KV cache, in tokens/s."""
     total_tokens_per_s_ceiling: float
+    """Roofline ceiling in tokens/s for all streams of the asked batch together: batch_size x
+    decode_tokens_per_s_ceiling."""
     total_tokens_per_s: float
+    """Expected tokens/s of all streams of the asked batch together, over all copies: batch_size x
+    decode_tokens_per_s_expected."""
     total_tokens_per_s_range: Range
+    """total_tokens_per_s as low, typical and high, from the same efficiency and fixed-cost ranges as
+    decode_tokens_per_s_range."""
     max_concurrent_sequences: int | None
+    """Most sequences of context_tokens the plan's copies hold at once beside the weights and runtime; null when the
+    model's KV cache shape is unknown. Equals fit's when the cards asked fit."""
     link: str | None
+    """Name of the slowest link one copy's collectives cross (e.g. NVLink 4, PCIe, network (400 GB/s per machine));
+    null when one copy is one card."""
     link_bytes_per_s: float | None
+    """Achievable bytes/s one way per card on that link: half the vendor's two-way figure at the collective
+    efficiency, or the card's share of the network; null when one copy is one card."""
     link_latency_s: float | None
+    """Latency of one collective round over that link, in seconds; null when one copy is one card."""
     decode_step: StepCost  # the asked batch on one copy, by part
+    """The typical decode step of the asked batch on one copy, split into its parts, in seconds."""
     prompt_tokens: int
+    """Prompt length of one request, for prefill, time to first token and full-load capacity: as given, else
+    context_tokens less output_tokens."""
     prefill_flops: float
+    """FLOPs to prefill one prompt: 2 x active parameters x prompt_tokens, plus causal attention over the prompt."""
     prefill_bound: str
+    """What limits one prompt's prefill on one copy: compute (its matmuls at the copy's share of peak) or memory (one
+    read of the weights)."""
     time_to_first_token_s: float
+    """Seconds to prefill one prompt alone on one copy, with no queue: the larger of matmul time and one weight read,
+    plus fixed costs and collectives. Under load: capacity_time_to_first_token_s."""
     time_to_first_token_s_range: Range
+    """time_to_first_token_s as a range in seconds: low is the fastest (high share of peak, low fixed costs), high the
+    slowest."""
     prefill_tokens_per_s: float
+    """Prompt tokens per second one copy prefills for a single prompt: prompt_tokens / time_to_first_token_s."""
     output_tokens: int
+    """Tokens generated per request, for full-load capacity: as given, else 1000 (at most half the context), or the
+    rest of the context when only prompt_tokens is given."""
     max_total_tokens_per_s: float | None
+    """Output tokens/s all copies sustain at full load: the largest batch whose KV cache fits (engine cap applied),
+    with chunked prefill. Null when no sequence fits or the KV shape is unknown."""
     max_total_tokens_per_s_range: Range | None
+    """max_total_tokens_per_s as low, typical and high, from the engine's efficiency and fixed-cost ranges; null with
+    it."""
     max_total_tokens_per_s_ceiling: float | None
+    """Output tokens/s if every card ran at dense peak on this work alone (decode, attention and each token's share of
+    prefill); no batch or engine beats it. Null with max_total_tokens_per_s."""
     capacity_batch_size: int | None
+    """Sequences running at once over all copies at full load, the batch max_total_tokens_per_s is for; null with
+    it."""
     capacity_time_to_first_token_s: float | None
+    """Time to first token at full load, in seconds: one prompt's prefill plus one full-load step for each 8192-token
+    chunk of it; null with max_total_tokens_per_s."""
     time_per_output_token_s: float | None
+    """Seconds between two output tokens of one sequence at full load (the step at capacity_batch_size), not at the
+    asked batch; null with max_total_tokens_per_s."""
     capacity_bound: str | None
+    """What limits the full-load step: memory or compute; null with max_total_tokens_per_s."""
     decode_curve: tuple[DecodePoint, ...]
+    """Decode at batch sizes 1, 2, 4, ... up to 4096, stopping after the first batch that no longer fits in memory or
+    turns compute-bound."""
     # The plan the full-load figures (max_total_tokens_per_s and its kin) are for: the plan shown
     # serves the batch asked fastest, and on the same cards another may serve most at full load.
     capacity_parallelism: str | None = None
+    """The plan the full-load figures are priced on (described as parallelism.description); it can differ from the
+    plan shown, which serves the asked batch fastest. Null with max_total_tokens_per_s."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -130,44 +130,119 @@ class TrainingAnswer:
     """Training compute and time on `cards` cards by the plan's step and by the guide's curve."""
 
     cards: int
+    """Cards the training is priced on: the plan's card count (the count asked when it holds the job, else the least
+    count that does)."""
     nodes: int
+    """Machines the plan's cards occupy, each holding at most cards_per_node cards in whole tensor-parallel groups."""
     cards_per_node: int
+    """Cards one machine holds: given (hardware.cards_per_node), the card's rack-scale NVLink domain, or the product
+    line's typical machine."""
     train_tokens: float | None
+    """Tokens to train on, as given in workload.train_tokens; null when none was given (compute_flops and the times
+    are then null too)."""
     flops_per_param_token: float
+    """FLOPs the cards execute per parameter and token: 6 (forward 2, backward 4), 4 for LoRA/QLoRA, plus 2 with full
+    recomputation. compute_flops uses the count without recomputation."""
     compute_flops: float | None
+    """Model FLOPs of the run: 6 (4 for LoRA/QLoRA) x parameters per token (active ones for MoE) x train_tokens. Null
+    without train_tokens."""
     hardware_flops: float | None
+    """FLOPs the cards actually execute: compute_flops scaled by flops_per_param_token over the model's count (a third
+    more with full recomputation). Null without train_tokens."""
     peak_flops_per_s: float
+    """One card's dense peak in FLOP/s at the training precision: fp8 for fp8 training, fp32 for fp32, else half
+    precision (bf16/fp16)."""
     mfu: float
+    """Model FLOPs utilisation asked, or the guide's default 0.4 (0-1). Prices time_s_linear, time_s_guide_curve and
+    step_compute_s; time_s only when an MFU or scaling efficiency is given."""
     scaling_efficiency: float
+    """Scaling efficiency time_s is priced at (0-1): the given workload.scaling_efficiency, else 1.0 (the step model
+    counts communication itself). Not the guide's curve."""
     method: str
+    """How time_s is priced: "step model" (default, the plan's optimizer step), "given MFU" or "given scaling
+    efficiency" (the guide's formula with the caller's figure)."""
     time_s_linear: float | None
+    """Run time in s at perfect scaling: compute_flops / (cards x peak_flops_per_s x mfu), no communication. Null
+    without train_tokens."""
     time_s: float | None
+    """Wall time of the run in s by method: steps x step_s / 0.8 run goodput for the step model, else the guide's
+    formula. Null without train_tokens or when no count holds the job."""
     time_days: float | None
+    """The same as time_s, in days (86,400 s); null when time_s is null."""
     time_s_range: Range | None
+    """Low, typical and high time_s in s: the step model's spread (1/1.25x to 1.25x) widened to time_s_guide_curve;
+    all equal with a given scaling efficiency. Null when time_s is null."""
     time_s_guide_curve: float | None
+    """Run time in s by the guide's curve: time_s_linear / its scaling efficiency for this count (85 % at 8, 80 % at
+    16, 75 % at 32) or the given one. Null when time_s is null."""
     gradient_bytes: int
+    """Gradient bytes synchronised per step by the guide's first-order rule: trained parameters (all, or the LoRA
+    adapters) x 4 B (fp32)."""
     interconnect_bytes_per_s: float | None
+    """The card's card-to-card link bandwidth in bytes/s as quoted (both directions), or the guide's 64 GB/s for a
+    PCIe card; null when a dedicated link has no figure."""
     network_bytes_per_s_per_node: float
+    """One machine's network to the others in bytes/s as quoted, shared by its cards: given, the rack-scale machine's
+    own, or the line's default (400, 25 or 12.5 GB/s)."""
     link: str | None  # the slowest link the plan's collectives cross
+    """Name of the slowest link a collective over all the plan's cards crosses (e.g. "NVLink 4", "PCIe", "network (400
+    GB/s per machine)"); null on one card."""
     gradient_sync_s: float | None
+    """The guide's first-order gradient sync per step in s: gradient_bytes / interconnect_bytes_per_s; 0 on one card,
+    null when the card's link has no figure."""
     step_compute_s: float
+    """The guide's compute time of one micro-batch in s: its model FLOPs over (tensor x pipeline cards x
+    peak_flops_per_s x mfu). Compared with gradient_sync_s."""
     step_time_s: float | None
+    """The guide's first-order step in s: step_compute_s + gradient_sync_s. Null when gradient_sync_s is null or no
+    count holds the job. Not the step model's step_s."""
     global_batch_tokens: int
+    """Tokens one optimizer step processes: gradient_accumulation x micro_batch x copies (data x expert) x context
+    tokens, at least global_batch_tokens_asked. Also in parallelism."""
     global_batch_tokens_asked: float
+    """Tokens per optimizer step asked: workload.global_batch_tokens, else the model's published batch, else 4M
+    (4,000,000)."""
     micro_batch: int
+    """Sequences each data-parallel copy runs per micro-batch (workload.batch_size). The same as
+    parallelism.micro_batch."""
     gradient_accumulation: int
+    """Micro-batches each data-parallel copy runs per optimizer step to fill the global batch. The same as
+    parallelism.gradient_accumulation."""
     steps: float | None
+    """Optimizer steps in the run: train_tokens / global_batch_tokens, fractional, at least 1. Null without
+    train_tokens or when no count holds the job."""
     tensor_comm_s: float | None
+    """Exposed tensor-parallel all-reduce time per optimizer step in s (the engine leaves 60 % of it on the critical
+    path), over all micro-batches; 0 without tensor parallelism."""
     expert_comm_s: float | None
+    """Exposed expert-parallel all-to-all time per optimizer step in s, over all micro-batches of the MoE layers; 0
+    without expert parallelism."""
     pipeline_bubble_s: float | None
+    """Idle time per optimizer step in s while the pipeline fills and drains: (pipeline - 1) / virtual_stages
+    micro-batch times; 0 without pipelining."""
     pipeline_comm_s: float | None
+    """Time per optimizer step in s of stage-to-stage activation sends and their gradients back, over all
+    micro-batches; 0 without pipelining."""
     data_comm_s: float | None
+    """Data-parallel traffic per optimizer step in s (gradient reduces and, with sharded states, weight gathers),
+    hidden or not; 0 with one copy."""
     data_comm_exposed_s: float | None
+    """The part of data_comm_s in s that compute does not hide (the first gather, the last bucket and whatever overlap
+    cannot cover); it adds to step_s."""
     overlap: float
+    """Share (0-1) of each compute window (the backward pass, or the whole micro-batch with sharded states) that
+    data-parallel traffic can hide behind: given or the default 0.8."""
     step_s: float | None
+    """One optimizer step in s by the step model: micro-batches (compute plus exposed tensor, expert and pipeline
+    traffic) + pipeline bubble + exposed data-parallel traffic."""
     step_efficiency: float | None
+    """Share (0-1) of step_s spent computing: gradient_accumulation x one micro-batch's compute / step_s."""
     effective_mfu: float | None
+    """Steady-state MFU (0-1): a step's model FLOPs / (cards x peak x step_s) for the step model, before the 0.8 run
+    goodput; mfu x scaling_efficiency for the other methods."""
     virtual_stages: int = 1
+    """Interleaved pipeline stages per card: given, else one layer per virtual stage (layers / pipeline) with
+    pipelining; 1 without pipelining."""
 
 
 def cluster_for(card: Card, hardware: HardwareInput, notes: Notes) -> Cluster:

@@ -12,6 +12,8 @@ from service.api.shapes import Num, Scaled, answer_schema
 @dataclass(frozen=True, kw_only=True)
 class Inner:
     tokens_per_s: float
+    """Tokens one stream decodes per second,
+    on one copy."""
     bound: str
 
 
@@ -31,7 +33,7 @@ class Outer:
 
 InnerSchema = answer_schema(Inner, "ShapeInner")
 OuterSchema = answer_schema(Outer, "ShapeOuter", exclude=("hidden",),
-                            units={"memory_gib": ("memory_bytes", 2**30)})
+                            units={"memory_gib": ("memory_bytes", 2**30, "GiB")})
 FlatSchema = answer_schema(Outer, "ShapeFlat", exclude=("hidden", "points"), flatten=("speed",))
 OUTER = Outer(cards=2, fits=True, memory_bytes=3 * 2**30, speed=Inner(tokens_per_s=0.1 + 0.2, bound="memory"),
               note=None, points=(Inner(tokens_per_s=1.0, bound="compute"),), rates={"bf16": 1e15},
@@ -105,3 +107,12 @@ def test_a_nested_answer_must_be_declared_first():
 
     with pytest.raises(TypeError, match="Orphan has no answer schema"):
         answer_schema(Parent)
+
+
+def test_a_docstring_under_a_field_is_its_description_and_units_say_their_source():
+    inner, outer, flat = InnerSchema().fields, OuterSchema().fields, FlatSchema().fields
+    assert inner["tokens_per_s"].metadata["description"] == "Tokens one stream decodes per second, on one copy."
+    assert "description" not in inner["bound"].metadata
+    assert flat["tokens_per_s"].metadata["description"] == inner["tokens_per_s"].metadata["description"]
+    assert outer["latency_s"].metadata["description"] == "Seconds to the first token."
+    assert outer["memory_gib"].metadata["description"] == "The same as memory_bytes, in GiB."
