@@ -1,6 +1,6 @@
 """create_app(): config -> JSON -> catalogs -> blueprints -> errors -> security -> metrics -> logs."""
 
-from flask import Flask
+from flask import Flask, request
 from flask_swagger_ui import get_swaggerui_blueprint
 
 from .api import catalog, compare, decisions, ops, plots, resources
@@ -16,6 +16,13 @@ from .security import init_security, spared
 # Sizing requests are small; a batch of a thousand items stays well under this.
 MAX_BODY_BYTES = 1 << 20
 
+# The API's paths carry its major version (/v1/estimate). The unversioned paths of 0.x answer the
+# same and are deprecated (RFC 9745's Deprecation header, a Link to the successor); the probes,
+# /metrics, the contract and its docs page stay unversioned.
+API_PREFIX = "/v1"
+UNVERSIONED = "_unversioned"  # the suffix of a blueprint registered again at the unversioned paths
+DEPRECATED_SINCE = "@1796083200"  # 2026-12-01T00:00:00Z, as RFC 9745 writes a date
+
 
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
@@ -26,14 +33,26 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.url_map.strict_slashes = False
     init_catalogs(app)
     init_cache(app)
-    for blueprint in (resources.bp, compare.bp, decisions.bp, catalog.bp, plots.bp, ops.bp, _docs()):
+    for blueprint in (resources.bp, compare.bp, decisions.bp, catalog.bp, plots.bp):
+        app.register_blueprint(blueprint, url_prefix=API_PREFIX)
+        app.register_blueprint(blueprint, name=blueprint.name + UNVERSIONED)
+    for blueprint in (ops.bp, _docs()):
         app.register_blueprint(blueprint)
+    app.after_request(_deprecation)
     register_errors(app)
     init_metrics(app)
     init_security(app)
     init_limits(app, spared)
     init_access_log(app)
     return app
+
+
+def _deprecation(response):
+    """An unversioned API path answers as /v1 does, saying that it is deprecated and where to go."""
+    if request.blueprint and request.blueprint.endswith(UNVERSIONED):
+        response.headers["Deprecation"] = DEPRECATED_SINCE
+        response.headers["Link"] = f'<{API_PREFIX}{request.path}>; rel="successor-version"'
+    return response
 
 
 def _docs():

@@ -62,38 +62,38 @@ class SizingClient:
 
     def estimate(self, *, model: str | Json, hardware: Json, workload: Json | None = None,
                  energy: Json | None = None, lang: str | None = None, **extra: Any) -> Json:
-        return self._post("/estimate", _body(model=model, hardware=hardware, workload=workload,
+        return self._post("/v1/estimate", _body(model=model, hardware=hardware, workload=workload,
                                              energy=energy, lang=lang, **extra))
 
     def estimate_get(self, *, model: str, card: str, count: int | None = None, **params: Any) -> Json:
-        return self._call("GET", "/estimate", params=_body(model=model, card=card, count=count, **params))
+        return self._call("GET", "/v1/estimate", params=_body(model=model, card=card, count=count, **params))
 
     def estimate_batch(self, items: list[Json], *, csv: bool = False) -> Json | str:
-        return self._post("/estimate/batch", {"items": items}, csv=csv)
+        return self._post("/v1/estimate/batch", {"items": items}, csv=csv)
 
     def estimate_sweep(self, *, model: str | Json, workload: Json | None = None,
                        filters: Json | None = None, csv: bool = False, **extra: Any) -> Json | str:
-        return self._post("/estimate/sweep", _body(model=model, workload=workload, filters=filters,
+        return self._post("/v1/estimate/sweep", _body(model=model, workload=workload, filters=filters,
                                                    **extra), csv=csv)
 
     # --- one question each --------------------------------------------------------------
 
     def memory(self, *, model: str | Json, workload: Json | None = None,
                hardware: Json | None = None) -> Json:
-        return self._post("/memory", _body(model=model, workload=workload, hardware=hardware))
+        return self._post("/v1/memory", _body(model=model, workload=workload, hardware=hardware))
 
     def throughput(self, *, model: str | Json, hardware: Json, workload: Json | None = None) -> Json:
-        return self._post("/throughput", _body(model=model, workload=workload, hardware=hardware))
+        return self._post("/v1/throughput", _body(model=model, workload=workload, hardware=hardware))
 
     def scaling(self, *, model: str | Json, workload: Json, hardware: Json,
                 deadline_days: float | None = None) -> Json:
-        return self._post("/scaling", _body(model=model, workload=workload, hardware=hardware,
+        return self._post("/v1/scaling", _body(model=model, workload=workload, hardware=hardware,
                                             deadline_days=deadline_days))
 
     def capacity(self, *, model: str | Json, target: Json, workload: Json | None = None,
                  cards: list[str] | None = None, filters: Json | None = None, **extra: Any) -> Json:
         """The cards (and machines) each card type needs to meet a serving target."""
-        return self._post("/capacity", _body(model=model, target=target, workload=workload,
+        return self._post("/v1/capacity", _body(model=model, target=target, workload=workload,
                                              cards=cards, filters=filters, **extra))
 
     def compare(self, *, model: str | Json, options: list[Json] | Json, target: Json | None = None,
@@ -106,46 +106,46 @@ class SizingClient:
                      rent_per_card_hour=rent_per_card_hour, energy=energy, **extra)
         accept = {"json": None, "csv": "text/csv", "html": "text/html"}[as_format]
         if accept is None:
-            return self._post("/compare", body)
-        return self._call("POST", "/compare", json=body, headers={"Accept": accept}, raw=True).decode("utf-8")
+            return self._post("/v1/compare", body)
+        return self._call("POST", "/v1/compare", json=body, headers={"Accept": accept}, raw=True).decode("utf-8")
 
     def cost(self, *, power_w: float | None = None, hardware: Json | None = None,
              energy: Json | None = None, **extra: Any) -> Json:
-        return self._post("/cost", _body(power_w=power_w, hardware=hardware, energy=energy, **extra))
+        return self._post("/v1/cost", _body(power_w=power_w, hardware=hardware, energy=energy, **extra))
 
     def rank(self, **body: Any) -> Json:
-        return self._post("/rank", _body(**body))
+        return self._post("/v1/rank", _body(**body))
 
     def recommend(self, **body: Any) -> Json:
-        return self._post("/recommend", _body(**body))
+        return self._post("/v1/recommend", _body(**body))
 
     def normalize(self, *, value: float, precision: str, sparse: bool = False,
                   accumulate: str | None = None) -> Json:
-        return self._post("/normalize", _body(value=value, precision=precision, sparse=sparse,
+        return self._post("/v1/normalize", _body(value=value, precision=precision, sparse=sparse,
                                               accumulate=accumulate))
 
     def troubleshoot(self, q: str, *, lang: str | None = None, line: str | None = None) -> Json:
-        return self._call("GET", "/troubleshoot", params=_body(q=q, lang=lang, line=line))
+        return self._call("GET", "/v1/troubleshoot", params=_body(q=q, lang=lang, line=line))
 
     # --- catalog, pictures and operations -----------------------------------------------
 
     def cards(self, **filters: Any) -> Json:
-        return self._call("GET", "/cards", params=_body(**filters))
+        return self._call("GET", "/v1/cards", params=_body(**filters))
 
     def card(self, card_id: str) -> Json:
-        return self._call("GET", f"/cards/{requests.utils.quote(card_id, safe='')}")
+        return self._call("GET", f"/v1/cards/{requests.utils.quote(card_id, safe='')}")
 
     def models(self) -> Json:
-        return self._call("GET", "/models")
+        return self._call("GET", "/v1/models")
 
     def model(self, model_id: str) -> Json:
-        return self._call("GET", f"/models/{requests.utils.quote(model_id, safe='/')}")
+        return self._call("GET", f"/v1/models/{requests.utils.quote(model_id, safe='/')}")
 
     def plot_roofline(self, **params: Any) -> bytes:
-        return self._call("GET", "/plots/roofline.svg", params=_body(**params), raw=True)
+        return self._call("GET", "/v1/plots/roofline.svg", params=_body(**params), raw=True)
 
     def plot_throughput(self, **params: Any) -> bytes:
-        return self._call("GET", "/plots/throughput.svg", params=_body(**params), raw=True)
+        return self._call("GET", "/v1/plots/throughput.svg", params=_body(**params), raw=True)
 
     def healthz(self) -> Json:
         return self._call("GET", "/healthz")

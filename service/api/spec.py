@@ -1,9 +1,10 @@
 """`make spec`: openapi.yaml's components written from the marshmallow schemas by apispec.
 
-The paths, examples, security and the API's description are written by hand in openapi.yaml;
+The /v1 paths, examples, security and the API's description are written by hand in openapi.yaml;
 everything under `components.schemas` is generated here from service/api/schemas.py (whose
-answer schemas are made from the domain's dataclasses), so a field is declared once. A test
-fails with the diff when the committed file is stale.
+answer schemas are made from the domain's dataclasses), so a field is declared once, and so are
+the deprecated unversioned paths, each a copy of its /v1 path marked deprecated. A test fails
+with the diff when the committed file is stale.
 
     python -m service.api.spec          # rewrite openapi.yaml
     python -m service.api.spec --check  # exit 1 with the diff when it is stale
@@ -28,6 +29,9 @@ from .shapes import Said
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MARKER = "  schemas:\n"  # components.schemas: the last block of openapi.yaml, all generated
+# The end of the hand-written paths: the deprecated unversioned copies are generated after it.
+UNVERSIONED_MARKER = "  # The unversioned paths below are written by make spec from the /v1 paths above: deprecated.\n"
+API_PREFIX = "/v1"
 
 
 def component_name(schema) -> str:
@@ -114,13 +118,42 @@ def components() -> dict[str, dict]:
     return out
 
 
+def unversioned(paths: dict) -> dict:
+    """Each /v1 path again without its prefix, every operation marked deprecated and renamed
+    (operationId + "Unversioned"), and not a tool: the 0.x paths, answered as /v1 answers."""
+    out = {}
+    for path, item in paths.items():
+        if not path.startswith(API_PREFIX + "/"):
+            continue
+        copied = {}
+        for method, op in item.items():
+            said = {"operationId": op["operationId"] + "Unversioned", "deprecated": True,
+                    "summary": f"{op['summary']} (deprecated: use {API_PREFIX}{path[len(API_PREFIX):]})"}
+            said.update({k: v for k, v in op.items() if k not in (*said, "x-tool", "description")})
+            copied[method] = said
+        out[path[len(API_PREFIX):]] = copied
+    return out
+
+
+def _indented(block: dict, spaces: int) -> str:
+    text = yaml.safe_dump(block, sort_keys=False, allow_unicode=True, width=100)
+    return "".join(f"{' ' * spaces}{line}\n" if line else "\n" for line in text.splitlines())
+
+
 def render(current: str) -> str:
-    """openapi.yaml with its components.schemas block generated, the rest as written."""
+    """openapi.yaml with its unversioned paths and its components.schemas block generated, the
+    rest as written."""
     head, marker, _ = current.partition(MARKER)
     if not marker:
         raise SystemExit(f"{SPEC_PATH}: no '{MARKER.strip()}' block under components")
-    block = yaml.safe_dump(components(), sort_keys=False, allow_unicode=True, width=100)
-    return head + MARKER + "".join(f"    {line}\n" if line else "\n" for line in block.splitlines())
+    written, paths_marker, generated_and_rest = head.partition(UNVERSIONED_MARKER)
+    if not paths_marker:
+        raise SystemExit(f"{SPEC_PATH}: no '{UNVERSIONED_MARKER.strip()}' line at the end of the paths")
+    lines = generated_and_rest.splitlines(keepends=True)  # the copies written last time, then the rest
+    rest = "".join(lines[next(i for i, line in enumerate(lines) if line[:1] not in (" ", "\n")):])
+    paths = yaml.safe_load(written)["paths"]
+    return (written + UNVERSIONED_MARKER + _indented(unversioned(paths), 2) + rest + MARKER
+            + _indented(components(), 4))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,11 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 
 def operations(spec):
+    """Every current operation (a deprecated one is its /v1 twin marked, which test_versioned
+    checks, and is no tool)."""
     for path, item in spec["paths"].items():
         for method, op in item.items():
-            if method in METHODS:
+            if method in METHODS and not op.get("deprecated"):
                 yield path, method, op
 
 
@@ -72,16 +74,16 @@ def _op(spec, path, method):
 @pytest.mark.parametrize(
     ("break_it", "finding"),
     [
-        (lambda s: _op(s, "/estimate", "post").update(operationId="estimate the whole thing"), "operationId"),
-        (lambda s: _op(s, "/memory", "post").update(operationId="estimate"), "used twice"),
-        (lambda s: _op(s, "/cost", "post").update(description="Use it. " + "x" * 300), "300"),
-        (lambda s: _op(s, "/cost", "post").update(description="Electricity per year in kWh."), "when to use"),
-        (lambda s: _op(s, "/rank", "post").update(description="Use to rank cards."), "units"),
-        (lambda s: _op(s, "/estimate", "get")["parameters"][4]["schema"].pop("default"), "no default"),
-        (lambda s: _op(s, "/estimate", "get")["parameters"][2].update(description="How many."), "no default"),
-        (lambda s: _op(s, "/estimate", "get")["parameters"][0]["schema"].update(type="object"), "not flat"),
-        (lambda s: _op(s, "/plots/roofline.svg", "get").update({TOOL_MARK: True}), "a tool must answer"),
-        (lambda s: _op(s, "/memory", "post").update(parameters=[{"name": "model", "in": "query", "required": True,
+        (lambda s: _op(s, "/v1/estimate", "post").update(operationId="estimate the whole thing"), "operationId"),
+        (lambda s: _op(s, "/v1/memory", "post").update(operationId="estimate"), "used twice"),
+        (lambda s: _op(s, "/v1/cost", "post").update(description="Use it. " + "x" * 300), "300"),
+        (lambda s: _op(s, "/v1/cost", "post").update(description="Electricity per year in kWh."), "when to use"),
+        (lambda s: _op(s, "/v1/rank", "post").update(description="Use to rank cards."), "units"),
+        (lambda s: _op(s, "/v1/estimate", "get")["parameters"][4]["schema"].pop("default"), "no default"),
+        (lambda s: _op(s, "/v1/estimate", "get")["parameters"][2].update(description="How many."), "no default"),
+        (lambda s: _op(s, "/v1/estimate", "get")["parameters"][0]["schema"].update(type="object"), "not flat"),
+        (lambda s: _op(s, "/v1/plots/roofline.svg", "get").update({TOOL_MARK: True}), "a tool must answer"),
+        (lambda s: _op(s, "/v1/memory", "post").update(parameters=[{"name": "model", "in": "query", "required": True,
                                                                   "schema": {"type": "string"}}]), "tools:"),
     ],
     ids=["bad-operation-id", "duplicate-id", "long-description", "no-when", "no-units",
@@ -94,5 +96,5 @@ def test_the_lint_fails_when_a_rule_is_broken(break_it, finding):
 
 
 def test_get_estimate_takes_the_flat_parameters_chatbots_send():
-    names = {p["name"] for p in _op(SPEC, "/estimate", "get")["parameters"]}
+    names = {p["name"] for p in _op(SPEC, "/v1/estimate", "get")["parameters"]}
     assert {"model", "card", "count", "mode", "precision", "context_tokens", "batch_size", "lang"} <= names

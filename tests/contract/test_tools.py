@@ -39,8 +39,8 @@ def test_the_tools_answer_the_questions_a_buyer_asks():
 
 def test_marking_a_new_operation_makes_it_a_tool_without_code():
     spec = copy.deepcopy(SPEC)
-    spec["paths"]["/estimate/batch"]["post"]["x-tool"] = True
-    spec["paths"]["/questions/new"] = {"post": {
+    spec["paths"]["/v1/estimate/batch"]["post"]["x-tool"] = True
+    spec["paths"]["/v1/questions/new"] = {"post": {
         "operationId": "newQuestion", "summary": "A new question", "x-tool": True,
         "description": "Use for a question asked tomorrow; answers memory in bytes.",
         "parameters": [{"name": "detail", "in": "query", "schema": {"type": "string", "default": "short"}}],
@@ -85,13 +85,13 @@ def test_an_input_the_contract_refuses_the_tool_schema_refuses_too():
     ("name", "arguments", "path", "query", "body"),
     [
         ("estimate", {"model": "m", "hardware": {"card": "c"}, "fields": "summary,fits"},
-         "/estimate", {"fields": "summary,fits"}, {"model": "m", "hardware": {"card": "c"}}),
-        ("estimate", None, "/estimate", {}, {}),
-        ("getCard", {"card_id": "H100 SXM/80GB"}, "/cards/H100%20SXM%2F80GB", {}, None),
-        ("troubleshoot", {"q": "out of memory", "limit": 3}, "/troubleshoot", {"q": "out of memory", "limit": "3"}, None),
-        ("listCards", {"min_memory_gib": 80.0, "line": "datacenter"}, "/cards",
+         "/v1/estimate", {"fields": "summary,fits"}, {"model": "m", "hardware": {"card": "c"}}),
+        ("estimate", None, "/v1/estimate", {}, {}),
+        ("getCard", {"card_id": "H100 SXM/80GB"}, "/v1/cards/H100%20SXM%2F80GB", {}, None),
+        ("troubleshoot", {"q": "out of memory", "limit": 3}, "/v1/troubleshoot", {"q": "out of memory", "limit": "3"}, None),
+        ("listCards", {"min_memory_gib": 80.0, "line": "datacenter"}, "/v1/cards",
          {"min_memory_gib": "80.0", "line": "datacenter"}, None),
-        ("listModels", {}, "/models", {}, None),
+        ("listModels", {}, "/v1/models", {}, None),
     ],
 )
 def test_a_call_becomes_the_operations_request(name, arguments, path, query, body):
@@ -175,17 +175,17 @@ def _mark(path, method):
 @pytest.mark.parametrize(
     ("spec", "finding"),
     [
-        (lambda: _mark("/plots/roofline.svg", "get"), None),  # no body: a tool, but the lint refuses SVG
-        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+        (lambda: _mark("/v1/plots/roofline.svg", "get"), None),  # no body: a tool, but the lint refuses SVG
+        (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post",
                        parameters=[{"name": "model", "in": "query", "schema": {"type": "string"}}]),
          "body field 'model' has the name of a parameter"),
-        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+        (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post",
                        requestBody={"content": {"text/csv": {"schema": {"type": "string"}}}}),
          "must be application/json"),
-        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+        (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post",
                        requestBody={"content": {"application/json": {"schema": {"type": "array"}}}}),
          "must be an object with properties"),
-        (lambda: _with(_mark("/memory", "post"), "/memory", "post",
+        (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post",
                        requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}),
          "Nope"),
     ],
