@@ -30,7 +30,7 @@ def app_with(**config):
 
 def test_a_costly_batch_is_refused_naming_the_limit(client):
     items = [{"model": LAYERED, "hardware": {"card": "h100-sxm"}}] * 200  # 200 x 1000 layers
-    response = client.post("/estimate/batch", json={"items": items})
+    response = client.post("/v1/estimate/batch", json={"items": items})
     assert response.status_code == 413 and response.mimetype == "application/problem+json"
     detail = response.get_json()["detail"]
     assert "3,125 units" in detail and "limit of 2,000" in detail and "SIZING_MAX_REQUEST_COST" in detail
@@ -38,7 +38,7 @@ def test_a_costly_batch_is_refused_naming_the_limit(client):
 
 def test_the_same_batch_of_plain_models_is_served(client):
     items = [{"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm"}}] * 1000
-    assert client.post("/estimate/batch", json={"items": items}).status_code == 200
+    assert client.post("/v1/estimate/batch", json={"items": items}).status_code == 200
 
 
 @pytest.mark.parametrize(("path", "body"), [
@@ -57,8 +57,8 @@ def test_sweeps_capacity_and_comparisons_cost_per_card_and_layers(path, body):
 def test_the_request_limit_is_configurable():
     client = app_with(MAX_REQUEST_COST=10).test_client()
     items = [{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 11
-    assert client.post("/estimate/batch", json={"items": items}).status_code == 413
-    assert client.post("/estimate/batch", json={"items": items[:10]}).status_code == 200
+    assert client.post("/v1/estimate/batch", json={"items": items}).status_code == 413
+    assert client.post("/v1/estimate/batch", json={"items": items[:10]}).status_code == 200
 
 
 def test_a_client_that_spends_its_units_waits_and_others_do_not():
@@ -67,18 +67,18 @@ def test_a_client_that_spends_its_units_waits_and_others_do_not():
     client = app.test_client()
     greedy, calm = {"X-API-Key": "greedy"}, {"X-API-Key": "calm"}
     items = [{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 25  # 5 units in debt
-    assert client.post("/estimate/batch", json={"items": items}, headers=greedy).status_code == 200
-    refused = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}, headers=greedy)
+    assert client.post("/v1/estimate/batch", json={"items": items}, headers=greedy).status_code == 200
+    refused = client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}, headers=greedy)
     assert refused.status_code == 429 and refused.mimetype == "application/problem+json"
     assert 5 <= int(refused.headers["Retry-After"]) <= 6
-    assert client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}},
+    assert client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}},
                        headers=calm).status_code == 200
     assert client.get("/healthz").status_code == 200  # probes are never limited
 
 
 def test_the_bucket_is_off_by_default():
     client = app_with().test_client()
-    assert all(client.post("/memory", json={"model": "llama-3.1-8b"}).status_code == 200 for _ in range(50))
+    assert all(client.post("/v1/memory", json={"model": "llama-3.1-8b"}).status_code == 200 for _ in range(50))
 
 
 def test_a_worker_runs_one_heavy_request_at_a_time_and_the_next_waits_a_moment_then_gets_a_503():
@@ -105,8 +105,8 @@ def test_plots_are_cached_like_answers(monkeypatch):
     monkeypatch.setattr(plots, "svg_bytes", lambda fig: drawn.append(1) or original(fig))
     client = app.test_client()
     query = {"model": "llama-3.1-8b", "card": "D-M", "batch_size": 3}
-    first = client.get("/plots/roofline.svg", query_string=query)
-    second = client.get("/plots/roofline.svg", query_string=query)
+    first = client.get("/v1/plots/roofline.svg", query_string=query)
+    second = client.get("/v1/plots/roofline.svg", query_string=query)
     assert first.status_code == second.status_code == 200 and first.data == second.data
     assert len(drawn) == 1
 
@@ -116,7 +116,7 @@ def test_a_plot_cannot_be_broken_by_a_name():
     model = {"name": "$\\frac{", "params_billion": 8, "layers": 32, "hidden_size": 4096, "attention_heads": 32}
     body = {"model": model, "options": [{"card": "D-M"}], "target": {"concurrent_users": 4},
             "prices": {"D-M": 1000}}
-    assert client.post("/compare", json=body, headers={"Accept": "text/html"}).status_code == 200
+    assert client.post("/v1/compare", json=body, headers={"Accept": "text/html"}).status_code == 200
 
 
 # --- 2. metrics a stranger can blow up -----------------------------------------------------
@@ -129,13 +129,13 @@ def _series(client) -> set[tuple]:
 
 def test_random_methods_add_no_series():
     client = create_app().test_client()
-    client.open("/estimate", method="BREW")  # the one series unknown methods share
+    client.open("/v1/estimate", method="BREW")  # the one series unknown methods share
     before = _series(client)
     rng = random.Random(7)
     for _ in range(200):
         method = "".join(rng.choices(string.ascii_uppercase, k=8))
         client.open(f"/{rng.random()}", method=method)
-        client.open("/estimate", method=method)
+        client.open("/v1/estimate", method=method)
     added = _series(client) - before
     assert all(dict(labels)["method"] in {"GET", "other"} for labels in added), added
     assert len(added) <= 2  # the scrape's own GET /metrics 200, once
@@ -172,7 +172,7 @@ def test_a_limit_setting_that_is_not_a_number_stops_the_start(monkeypatch):
 def test_a_batch_csv_cell_from_caller_text_never_begins_with_a_formula(client):
     items = [{"model": {"name": name, "params_billion": 7}, "hardware": {"card": "D-M"}}
              for name in ("=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx", "plain")]
-    response = client.post("/estimate/batch", json={"items": items}, headers={"Accept": "text/csv"})
+    response = client.post("/v1/estimate/batch", json={"items": items}, headers={"Accept": "text/csv"})
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True), newline="")))
     assert [r["model"] for r in rows] == ["'=1+2", "'+SUM(A1)", "'-2+3", "'@cmd", "'\tx", "'\rx", "plain"]
 
@@ -236,8 +236,8 @@ def test_a_good_card_still_loads(tmp_path):
 def test_the_access_log_names_the_key_by_its_id_never_the_key(caplog):
     client = app_with(API_KEYS=("s3cret-key-one", "other")).test_client()
     with caplog.at_level(logging.INFO, logger="sizing.access"):
-        client.post("/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer s3cret-key-one"})
-        client.post("/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer wrong"})
+        client.post("/v1/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer s3cret-key-one"})
+        client.post("/v1/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer wrong"})
     ok, refused = [r for r in caplog.records if r.name == "sizing.access"][-2:]
     assert ok.key_id == key_id("s3cret-key-one") and ok.key_id.startswith("key-") and len(ok.key_id) == 12
     assert refused.status == 401 and refused.key_id is None

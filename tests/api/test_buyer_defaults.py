@@ -13,7 +13,7 @@ A100_8 = {"card": "a100-80gb-sxm", "count": 8}
 
 
 def estimate(client, model, hardware, **workload):
-    return post(client, "/estimate", {"model": model, "hardware": hardware, "workload": workload})
+    return post(client, "/v1/estimate", {"model": model, "hardware": hardware, "workload": workload})
 
 
 @pytest.mark.parametrize("engine", [None, "vllm", "tensorrt-llm"])
@@ -61,7 +61,7 @@ def test_expert_parallelism_spans_the_cards_that_hold_the_model(client, plan, ca
 
 
 def test_an_expert_degree_that_is_no_multiple_of_tensor_is_refused(client):
-    response = client.post("/estimate", json={"model": "deepseek-r1", "hardware": {"card": "h200-sxm", "count": 8},
+    response = client.post("/v1/estimate", json={"model": "deepseek-r1", "hardware": {"card": "h200-sxm", "count": 8},
                                               "workload": {"parallelism": {"tensor": 8, "expert": 4}}})
     assert response.status_code == 422
     assert "multiple of tensor 8" in response.get_json()["detail"]

@@ -9,7 +9,7 @@ BODY = json.dumps({"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}})
 
 
 def post(client, body=BODY, content_type="application/json", **headers):
-    return client.post("/estimate", data=body, content_type=content_type, headers=headers)
+    return client.post("/v1/estimate", data=body, content_type=content_type, headers=headers)
 
 
 def test_the_same_question_gets_the_same_bytes():

@@ -11,10 +11,10 @@ ITEM = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
 
 
 def test_get_estimate_with_flat_parameters_answers_like_post(client):
-    got = client.get("/estimate", query_string={"model": "llama-3.1-70b", "card": "rtx-4090", "count": 2,
+    got = client.get("/v1/estimate", query_string={"model": "llama-3.1-70b", "card": "rtx-4090", "count": 2,
                                                 "precision": "int4", "context_tokens": 2048})
     assert got.status_code == 200
-    posted = client.post("/estimate", json={"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 2},
+    posted = client.post("/v1/estimate", json={"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 2},
                                             "workload": {"precision": "int4", "context_tokens": 2048}})
     assert got.get_json()["memory"] == posted.get_json()["memory"]
     assert got.get_json()["summary"] == posted.get_json()["summary"]
@@ -27,20 +27,20 @@ def test_get_estimate_with_flat_parameters_answers_like_post(client):
     ({"Accept-Language": "zh"}, {"lang": "en"}, "needs"),  # lang wins over the header
 ])
 def test_summary_language_from_lang_or_accept_language(client, headers, params, phrase):
-    answer = client.get("/estimate", query_string={"model": "qwen2.5-7b", "card": "C90", **params},
+    answer = client.get("/v1/estimate", query_string={"model": "qwen2.5-7b", "card": "C90", **params},
                         headers=headers).get_json()
     assert phrase in answer["summary"]
 
 
 def test_get_estimate_errors_name_the_parameter(client):
-    response = client.get("/estimate", query_string={"model": "llama-3.1-8b", "card": "gtx-1"})
+    response = client.get("/v1/estimate", query_string={"model": "llama-3.1-8b", "card": "gtx-1"})
     assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "card"
-    missing = client.get("/estimate", query_string={"card": "rtx-4090"})
+    missing = client.get("/v1/estimate", query_string={"card": "rtx-4090"})
     assert missing.status_code == 422 and missing.get_json()["errors"][0]["field"] == "model"
 
 
 def batch(client, items, accept="application/json"):
-    response = client.post("/estimate/batch", json={"items": items}, headers={"Accept": accept})
+    response = client.post("/v1/estimate/batch", json={"items": items}, headers={"Accept": accept})
     assert response.status_code == 200, response.get_data(as_text=True)[:500]
     return response
 
@@ -74,16 +74,16 @@ def test_a_500_item_batch_answers_in_order_as_json_and_csv_with_the_same_numbers
 
 
 def test_a_batch_over_the_limit_is_413(client):
-    response = client.post("/estimate/batch", json={"items": [ITEM] * 1001})
+    response = client.post("/v1/estimate/batch", json={"items": [ITEM] * 1001})
     assert response.status_code == 413 and response.mimetype == "application/problem+json"
 
 
 def test_a_sweep_over_catalog_cards(client):
     body = {"model": "llama-3.1-8b", "filters": {"line": "consumer", "kind": "card"}}
-    answer = client.post("/estimate/sweep", json=body).get_json()
+    answer = client.post("/v1/estimate/sweep", json=body).get_json()
     ids = [a["estimate"]["card"]["id"] for a in answer["items"] if a["ok"]]
     assert "rtx-4090" in ids and all(not i.startswith("C") or "-" in i for i in ids)
-    table = client.post("/estimate/sweep", json=body, headers={"Accept": "text/csv"})
+    table = client.post("/v1/estimate/sweep", json=body, headers={"Accept": "text/csv"})
     assert table.mimetype == "text/csv"
     rows = list(csv.DictReader(io.StringIO(table.get_data(as_text=True))))
     assert [r["card"] for r in rows] == ids
@@ -100,14 +100,14 @@ def test_a_sweep_over_catalog_cards(client):
     ("application/json", "application/json"),
 ])
 def test_the_accept_header_chooses_csv_or_json(client, accept, mimetype):
-    response = client.post("/estimate/batch", json={"items": [ITEM]}, headers={"Accept": accept})
+    response = client.post("/v1/estimate/batch", json={"items": [ITEM]}, headers={"Accept": accept})
     assert response.status_code == 200 and response.mimetype == mimetype
 
 
 @pytest.mark.parametrize("plot", ["roofline", "throughput"])
 @pytest.mark.parametrize("card", ["D-M", "rtx-4090"])
 def test_plots_render_as_valid_svg(client, plot, card):
-    response = client.get(f"/plots/{plot}.svg", query_string={"model": "llama-3.1-8b", "card": card,
+    response = client.get(f"/v1/plots/{plot}.svg", query_string={"model": "llama-3.1-8b", "card": card,
                                                                "batch_size": 4})
     assert response.status_code == 200 and response.mimetype == "image/svg+xml"
     root = ET.fromstring(response.data)
@@ -117,7 +117,7 @@ def test_plots_render_as_valid_svg(client, plot, card):
 
 
 def test_plot_of_a_training_mode_is_a_problem(client):
-    response = client.get("/plots/throughput.svg", query_string={"model": "llama-3.1-8b", "card": "D-M",
+    response = client.get("/v1/plots/throughput.svg", query_string={"model": "llama-3.1-8b", "card": "D-M",
                                                                   "mode": "lora"})
     assert response.status_code == 422 and response.mimetype == "application/problem+json"
 
@@ -126,9 +126,9 @@ def test_matplotlib_is_imported_only_when_a_plot_is_asked_for():
     import subprocess
     import sys
     code = ("import sys; from service.app import create_app; c = create_app().test_client(); "
-            "c.post('/estimate', json={'model': 'llama-3.1-8b', 'hardware': {'card': 'D-M'}}); "
+            "c.post('/v1/estimate', json={'model': 'llama-3.1-8b', 'hardware': {'card': 'D-M'}}); "
             "assert 'matplotlib' not in sys.modules; "
-            "c.get('/plots/roofline.svg?model=llama-3.1-8b&card=D-M'); assert 'matplotlib' in sys.modules")
+            "c.get('/v1/plots/roofline.svg?model=llama-3.1-8b&card=D-M'); assert 'matplotlib' in sys.modules")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 

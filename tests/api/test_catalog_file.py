@@ -54,11 +54,11 @@ def app_with(tmp_path, text: str):
 def test_a_good_file_adds_cards_models_and_prices(tmp_path):
     app = app_with(tmp_path, f"cards:{CARD}models:{MODEL}prices:\n  D-M: {{amount: 20000, currency: USD, source: framework contract}}\n")
     client = app.test_client()
-    card = client.get("/cards/lab card").get_json()
+    card = client.get("/v1/cards/lab card").get_json()
     assert card["id"] == "lab-card-96" and card["dense_tflops"]["fp8"] == 1600
-    assert client.get("/cards/D-M").get_json()["price"] == {
+    assert client.get("/v1/cards/D-M").get_json()["price"] == {
         "amount": 20000, "currency": "USD", "source": "framework contract", "date": None}
-    answer = client.post("/estimate", json={"model": "Our Model 8B", "hardware": {"card": "lab-card-96"}})
+    answer = client.post("/v1/estimate", json={"model": "Our Model 8B", "hardware": {"card": "lab-card-96"}})
     assert answer.status_code == 200
     assert answer.get_json()["model"]["params"] == 8_030_261_248
 
@@ -104,9 +104,9 @@ def test_an_operators_rent_reaches_the_card_and_the_comparison_with_its_date(tmp
                              "date: 2026-11-02}\n")
     client = app.test_client()
     rent = {"amount": 2.1, "currency": "USD", "source": "provider quote Q-1142", "date": "2026-11-02"}
-    assert client.get("/cards/h100-sxm").get_json()["rent_per_card_hour"] == rent
+    assert client.get("/v1/cards/h100-sxm").get_json()["rent_per_card_hour"] == rent
     # A full 8-card server: one card alone in it draws the server's base power (platforms.toml).
-    answer = client.post("/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 8}],
+    answer = client.post("/v1/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 8}],
                                            "target": {"concurrent_users": 10}, "energy": {"currency": "USD"}})
     option = answer.get_json()["options"][0]
     assert option["rent"] == rent and option["price"]["source"] == "contract"

@@ -60,27 +60,27 @@ WORKLOADS = ({}, {"precision": "q4_k_m", "engine": "llama.cpp"}, {"batch_size": 
 
 def _answers(client):
     for model, card, workload in itertools.product(MODELS, CARDS, WORKLOADS):
-        response = client.post("/estimate", json={"model": model, "hardware": {"card": card},
+        response = client.post("/v1/estimate", json={"model": model, "hardware": {"card": card},
                                                   "workload": workload, "lang": "zh"})
         if response.status_code == 200:
             yield f"estimate {model} {card} {workload}", response.get_json()
     for model in MODELS:
-        yield f"capacity {model}", post(client, "/capacity", {
+        yield f"capacity {model}", post(client, "/v1/capacity", {
             "model": model, "cards": ["rtx-4090", "h100-sxm", "l40s"], "lang": "zh",
             "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15}})
     options = [{"card": "h20", "count": 8}, {"card": "rtx-4090-d", "count": 16}, {"card": "l20", "count": 2},
                {"card": "h100-sxm"}, {"card": "tesla-p40"}]
-    yield "compare serving", post(client, "/compare", {
+    yield "compare serving", post(client, "/v1/compare", {
         "model": "qwen2.5-72b", "options": options, "lang": "zh", "prices": {"h20": 110000, "l20": 30000}, "rent_per_card_hour": {"h20": 9, "l20": 3},
         "currency": "USD", "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20}})
-    yield "compare training", post(client, "/compare", {
+    yield "compare training", post(client, "/v1/compare", {
         "model": "llama-3.1-8b", "options": options, "lang": "zh", "deadline_days": 30,
         "workload": {"mode": "pretrain", "train_tokens": 1e11}, "prices": {"rtx-4090-d": 14000}})
     for scenario in ("developer", "team_inference", "training_cluster"):
-        yield f"recommend {scenario}", post(client, "/recommend", {"scenario": scenario, "lang": "zh"})
-    yield "recommend budget", post(client, "/recommend", {"model": "llama-3.1-70b", "lang": "zh",
+        yield f"recommend {scenario}", post(client, "/v1/recommend", {"scenario": scenario, "lang": "zh"})
+    yield "recommend budget", post(client, "/v1/recommend", {"model": "llama-3.1-70b", "lang": "zh",
                                                           "constraints": {"budget": 1000, "ecc": True}})
-    yield "recommend 24x7", post(client, "/recommend", {"model": "llama-3.1-8b", "lang": "zh",
+    yield "recommend 24x7", post(client, "/v1/recommend", {"model": "llama-3.1-8b", "lang": "zh",
                                                         "constraints": {"continuous_hours": 8760}})
 
 
@@ -97,7 +97,7 @@ def test_every_sentence_of_a_chinese_answer_is_chinese(client):
 @pytest.mark.parametrize("lang", ["en", None])
 def test_english_answers_stay_english(client, lang):
     body = {"model": "llama-2-7b", "hardware": {"card": "A100"}}
-    answer = post(client, "/estimate", body if lang is None else {**body, "lang": lang})
+    answer = post(client, "/v1/estimate", body if lang is None else {**body, "lang": lang})
     assert not any(CJK.search(w["message"]) for w in answer["warnings"])
 
 

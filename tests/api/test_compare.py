@@ -37,7 +37,7 @@ REQUESTS = {
 
 @pytest.fixture(params=sorted(REQUESTS))
 def answer(request, client):
-    return post(client, "/compare", REQUESTS[request.param])
+    return post(client, "/v1/compare", REQUESTS[request.param])
 
 
 def test_cost_of_ownership_is_capital_plus_years_of_operating(answer):
@@ -79,7 +79,7 @@ def test_the_break_even_month_is_where_cumulative_rent_crosses_ownership(answer)
 @pytest.mark.parametrize("rank_by", ["cost_of_ownership", "cost_per_token", "power", "cards"])
 @pytest.mark.parametrize("job", ["serving", "training"])
 def test_an_option_that_misses_the_target_never_ranks_above_one_that_meets_it(client, rank_by, job):
-    answer = post(client, "/compare", {**REQUESTS[job], "rank_by": rank_by})
+    answer = post(client, "/v1/compare", {**REQUESTS[job], "rank_by": rank_by})
     met = [o["meets_target"] for o in answer["options"]]
     assert any(met) and not all(met), "the request should hold both kinds"
     assert met == sorted(met, reverse=True)
@@ -90,7 +90,7 @@ def test_an_option_that_misses_the_target_never_ranks_above_one_that_meets_it(cl
 def test_the_ranking_follows_the_callers_choice(client):
     for rank_by, key in (("power", lambda o: o["power_w"]), ("cards", lambda o: o["cards"]),
                          ("cost_of_ownership", lambda o: o["cost_of_ownership"]["typical"])):
-        answer = post(client, "/compare", {**SERVING, "rank_by": rank_by})
+        answer = post(client, "/v1/compare", {**SERVING, "rank_by": rank_by})
         met = [key(o) for o in answer["options"] if o["meets_target"]]
         assert met == sorted(met), rank_by
 
@@ -110,7 +110,7 @@ def test_options_marked_unbeaten_are_beaten_by_none_on_cost_and_speed(answer):
 
 
 def test_the_readme_example_answers_each_option(client):
-    answer = post(client, "/compare", SERVING)
+    answer = post(client, "/v1/compare", SERVING)
     by = {o["label"]: o for o in answer["options"]}
     h100, h20, l20, d = by["4 x h100-sxm"], by["8 x h20"], by["8 x l20"], by["16 x rtx-4090-d"]
     assert h100["meets_target"] and h20["meets_target"]
@@ -127,7 +127,7 @@ def test_the_readme_example_answers_each_option(client):
 def test_the_readme_shows_the_worked_example_as_the_service_answers_it(client):
     readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
     body = {**SERVING, "options": SERVING["options"][:4], "rent_per_card_hour": {"h100-sxm": 15}}
-    answer = post(client, "/compare", body)
+    answer = post(client, "/v1/compare", body)
     assert f'Summary: "{answer["summary"]}"' in readme
     for o in answer["options"]:
         if o["cost_of_ownership"] is not None:
@@ -135,8 +135,8 @@ def test_the_readme_shows_the_worked_example_as_the_service_answers_it(client):
 
 
 def test_a_count_that_meets_the_target_is_used_whole_and_serves_faster(client):
-    least = post(client, "/compare", {**SERVING, "options": [{"card": "h20"}]})["options"][0]
-    more = post(client, "/compare", {**SERVING, "options": [{"card": "h20", "count": least["cards"] * 2}]})
+    least = post(client, "/v1/compare", {**SERVING, "options": [{"card": "h20"}]})["options"][0]
+    more = post(client, "/v1/compare", {**SERVING, "options": [{"card": "h20", "count": least["cards"] * 2}]})
     more = more["options"][0]
     assert more["meets_target"] and more["cards"] == least["cards"] * 2
     assert more["tokens_per_s_per_user"] >= least["tokens_per_s_per_user"]
@@ -144,7 +144,7 @@ def test_a_count_that_meets_the_target_is_used_whole_and_serves_faster(client):
 
 
 def test_without_a_price_the_answer_says_no_price_and_never_guesses(client):
-    answer = post(client, "/compare", {**SERVING, "prices": {}, "rent_per_card_hour": {}})
+    answer = post(client, "/v1/compare", {**SERVING, "prices": {}, "rent_per_card_hour": {}})
     for o in answer["options"]:
         assert o["price"] is None and o["capital_cost"] is None and o["cost_of_ownership"] is None
         assert o["rent_cost"] is None and o["break_even_months"] is None
@@ -155,28 +155,28 @@ def test_without_a_price_the_answer_says_no_price_and_never_guesses(client):
 
 
 def test_a_card_with_only_a_rent_is_priced_to_rent(client):
-    answer = post(client, "/compare", {**SERVING, "options": [{"card": "h100-sxm"}], "prices": {}})
+    answer = post(client, "/v1/compare", {**SERVING, "options": [{"card": "h100-sxm"}], "prices": {}})
     option = answer["options"][0]
     assert option["cost_of_ownership"] is None and option["break_even_months"] is None
     assert option["rent_cost"] == pytest.approx(option["cards"] * 15 * 24 * DAYS_PER_YEAR * 3)
 
 
 def test_prices_scale_capital_linearly(client):
-    one = post(client, "/compare", SERVING)["options"]
-    doubled = post(client, "/compare", {**SERVING, "prices": {k: 2 * v for k, v in SERVING["prices"].items()}})
+    one = post(client, "/v1/compare", SERVING)["options"]
+    doubled = post(client, "/v1/compare", {**SERVING, "prices": {k: 2 * v for k, v in SERVING["prices"].items()}})
     for a, b in zip(one, doubled["options"]):
         assert b["capital_cost"]["typical"] == pytest.approx(2 * a["capital_cost"]["typical"])
 
 
 def test_filters_compare_every_card_they_match(client):
-    answer = post(client, "/compare", {**SERVING, "options": {"line": "datacenter", "kind": "card",
+    answer = post(client, "/v1/compare", {**SERVING, "options": {"line": "datacenter", "kind": "card",
                                                                   "min_memory_gib": 90}})
     cards = {o["card"] for o in answer["options"]}
     assert {"h20", "h200-sxm"} <= cards and "h100-sxm" not in cards
 
 
 def test_a_training_option_without_a_count_meets_the_deadline_with_the_least_cards(client):
-    answer = post(client, "/compare", TRAINING)
+    answer = post(client, "/v1/compare", TRAINING)
     h100 = next(o for o in answer["options"] if o["card"] == "h100-sxm")
     assert h100["meets_target"] and h100["time_s"] <= 30 * 86_400
     assert h100["cost_per_run"] > 0 and h100["rent_cost"] == pytest.approx(
@@ -207,17 +207,17 @@ def test_a_training_option_without_a_count_meets_the_deadline_with_the_least_car
 )
 def test_bad_requests_are_problems_naming_the_field(client, change, field):
     body = {k: v for k, v in {**SERVING, **change}.items() if v is not None}
-    response = client.post("/compare", json=body)
+    response = client.post("/v1/compare", json=body)
     assert response.status_code == 422, response.get_json()
     assert response.mimetype == "application/problem+json"
     assert any(e["field"].startswith(field) for e in response.get_json()["errors"]), response.get_json()
 
 
 def test_csv_is_the_options_table(client):
-    response = client.post("/compare", json=SERVING, headers={"Accept": "text/csv"})
+    response = client.post("/v1/compare", json=SERVING, headers={"Accept": "text/csv"})
     assert response.status_code == 200 and response.mimetype == "text/csv"
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
-    assert [r["option"] for r in rows] == [o["label"] for o in post(client, "/compare", SERVING)["options"]]
+    assert [r["option"] for r in rows] == [o["label"] for o in post(client, "/v1/compare", SERVING)["options"]]
     assert {"cost_of_ownership", "capital_cost_low", "break_even_months", "power_w"} <= set(rows[0])
     assert rows[0]["rank"] == "1"
 
@@ -226,7 +226,7 @@ def test_a_csv_cell_from_caller_text_never_begins_with_a_formula(client):
     card = {"name": "=HYPERLINK(\"http://x\")", "memory_gib": 80, "bandwidth_gb_per_s": 3350,
             "dense_tflops": {"bf16": 989}, "power_w": 700, "line": "datacenter"}
     body = {**SERVING, "options": [{"card": card, "count": 8}], "prices": {}, "rent_per_card_hour": {}}
-    response = client.post("/compare", json=body, headers={"Accept": "text/csv"})
+    response = client.post("/v1/compare", json=body, headers={"Accept": "text/csv"})
     assert response.status_code == 200, response.get_data(as_text=True)
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
     assert rows[0]["card_name"] == "'=HYPERLINK(\"http://x\")"  # shown as text, never evaluated
@@ -238,7 +238,7 @@ def test_a_csv_cell_from_caller_text_never_begins_with_a_formula(client):
 def test_the_html_report_escapes_every_caller_string(client):
     model = {"name": "<script>alert('x')</script>", "params_billion": 8, "layers": 32, "hidden_size": 4096,
              "attention_heads": 32, "kv_heads": 8}
-    response = client.post("/compare", json={**SERVING, "model": model}, headers={"Accept": "text/html"})
+    response = client.post("/v1/compare", json={**SERVING, "model": model}, headers={"Accept": "text/html"})
     assert response.status_code == 200 and response.mimetype == "text/html"
     page = response.get_data(as_text=True)
     assert "<script" not in page and "&lt;script&gt;" in page
@@ -254,16 +254,16 @@ def test_the_reports_rent_line_is_paid_for_the_hours_given(client, monkeypatch):
     monkeypatch.setattr(domain, "cumulative_cost",
                         lambda option, years, h, month: hours.append(h) or original(option, years, h, month))
     body = {**SERVING, "energy": {"price_per_kwh": 1.2, "hours_per_day": 8}}
-    assert client.post("/compare", json=body, headers={"Accept": "text/html"}).status_code == 200
+    assert client.post("/v1/compare", json=body, headers={"Accept": "text/html"}).status_code == 200
     assert hours and set(hours) == {8}
 
 
 def test_the_html_report_speaks_chinese(client):
-    page = client.post("/compare", json={**SERVING, "lang": "zh"},
+    page = client.post("/v1/compare", json={**SERVING, "lang": "zh"},
                        headers={"Accept": "text/html"}).get_data(as_text=True)
     assert '<html lang="zh">' in page and "采购方案比较" in page and "拥有成本" in page
 
 
 def test_json_stays_the_default_for_a_client_that_accepts_anything(client):
-    response = client.post("/compare", json=SERVING, headers={"Accept": "*/*"})
+    response = client.post("/v1/compare", json=SERVING, headers={"Accept": "*/*"})
     assert response.mimetype == "application/json"

@@ -17,7 +17,7 @@ from .support import post, texts
     ],
 )
 def test_the_guides_scenarios(client, scenario, line, tier, count):
-    answer = post(client, "/recommend", {"scenario": scenario})
+    answer = post(client, "/v1/recommend", {"scenario": scenario})
     assert (answer["line"], answer["tier"]["id"], answer["count"]) == (line, tier, count)
     assert answer["scenario"]["agrees"] is True
     assert answer["reasons"] and answer["summary"] and answer["host"]
@@ -26,22 +26,22 @@ def test_the_guides_scenarios(client, scenario, line, tier, count):
 def test_team_inference_prefers_four_w_a_to_the_guides_two_w_b_and_says_why(client):
     """Guide: 2 x W-B as replicas. Priced on its links, 4 x W-A in tensor parallel reads 28 %
     more bandwidth at 32 streams; the comparison shows the guide's option and its figure."""
-    answer = post(client, "/recommend", {"scenario": "team_inference"})
+    answer = post(client, "/v1/recommend", {"scenario": "team_inference"})
     assert (answer["line"], answer["tier"]["id"], answer["count"]) == ("workstation", "W-A", 4)
     w_b = next(line for line in texts(answer["scenario"]["comparison"]) if line.startswith("W-B"))
     assert "fits on 2 card(s)" in w_b and "below W-A's" in w_b
 
 
 def test_the_service_says_where_it_disagrees_with_the_guide(client):
-    developer = post(client, "/recommend", {"scenario": "developer"})
+    developer = post(client, "/v1/recommend", {"scenario": "developer"})
     c70 = next(line for line in texts(developer["scenario"]["comparison"]) if line.startswith("C70"))
     assert "disagrees" in c70 and "GB usable" in c70  # 16 GB does not hold a 16-bit 7B LoRA
-    cluster = post(client, "/recommend", {"scenario": "training_cluster"})
+    cluster = post(client, "/v1/recommend", {"scenario": "training_cluster"})
     assert "where the guide says 4" in cluster["scenario"]["comparison"][0]["message"]
 
 
 def test_reasons_in_chinese(client):
-    answer = post(client, "/recommend", {"scenario": "training_cluster", "lang": "zh"})
+    answer = post(client, "/v1/recommend", {"scenario": "training_cluster", "lang": "zh"})
     assert any("高速互联" in r for r in texts(answer["reasons"])) and "推荐" in answer["summary"]
 
 
@@ -55,7 +55,7 @@ def test_reasons_in_chinese(client):
     ],
 )
 def test_the_guides_questions_pick_the_line(client, constraints, line):
-    answer = post(client, "/recommend", {"model": "llama-3.1-8b", "workload": {"precision": "awq"},
+    answer = post(client, "/v1/recommend", {"model": "llama-3.1-8b", "workload": {"precision": "awq"},
                                          "constraints": constraints})
     assert answer["line"] == line
 
@@ -63,9 +63,9 @@ def test_the_guides_questions_pick_the_line(client, constraints, line):
 def test_prices_rank_per_unit_of_cost_and_budget_excludes(client):
     body = {"model": "llama-3.1-8b", "constraints": {"continuous_hours": 24},
             "prices": {"W-A": 20000, "W-B": 60000, "W-C": 200000}, "currency": "CNY"}
-    answer = post(client, "/recommend", body)
+    answer = post(client, "/v1/recommend", body)
     assert answer["ranked_by"].endswith("per unit of cost") and answer["tier"]["id"] == "W-A"
-    cheap = post(client, "/recommend", {**body, "constraints": {"continuous_hours": 24, "budget": 30000},
+    cheap = post(client, "/v1/recommend", {**body, "constraints": {"continuous_hours": 24, "budget": 30000},
                                         "prices": {"W-A": 20000, "W-B": 60000, "W-C": 200000}})
     over = {c["card"]["id"]: c for c in cheap["candidates"]}
     assert not over["W-C"]["fits"] and over["W-C"]["reason"]["code"] == "over_budget"
@@ -84,13 +84,13 @@ GUIDE_WEIGHTS = {  # SPEC.md "Ranking weights by product line" (guide section 1.
 
 @pytest.mark.parametrize("line", ["consumer", "workstation", "datacenter"])
 def test_ranking_uses_the_guides_weights_for_each_line(client, line):
-    answer = post(client, "/rank", {"line": line})
+    answer = post(client, "/v1/rank", {"line": line})
     assert answer["weights"] == GUIDE_WEIGHTS[line]
     assert answer["ranking"]
 
 
 def test_ranking_order_follows_from_the_scores_shown(client):
-    answer = post(client, "/rank", {"line": "datacenter"})
+    answer = post(client, "/v1/rank", {"line": "datacenter"})
     totals = [r["total_score"] for r in answer["ranking"]]
     assert totals == sorted(totals, reverse=True)
     for row in answer["ranking"]:
@@ -105,7 +105,7 @@ def test_ranking_order_follows_from_the_scores_shown(client):
 
 
 def test_memory_is_a_threshold_before_the_ranking(client):
-    answer = post(client, "/rank", {"line": "consumer", "model": "llama-3.1-8b", "count": 1})
+    answer = post(client, "/v1/rank", {"line": "consumer", "model": "llama-3.1-8b", "count": 1})
     ranked = {r["card"]["id"] for r in answer["ranking"]}
     excluded = {e["card"]["id"] for e in answer["excluded"]}
     assert "rtx-4090" in ranked and "C70" in excluded and not ranked & excluded
@@ -114,13 +114,13 @@ def test_memory_is_a_threshold_before_the_ranking(client):
 def test_given_weights_are_used_and_cards_can_be_named(client):
     weights = {"dense_compute": 0, "memory_capacity": 100, "memory_bandwidth": 0, "interconnect": 0,
                "efficiency_stability": 0}
-    answer = post(client, "/rank", {"cards": ["rtx-4090", "rtx-5090", "rtx-3090"], "weights": weights})
+    answer = post(client, "/v1/rank", {"cards": ["rtx-4090", "rtx-5090", "rtx-3090"], "weights": weights})
     assert answer["ranking"][0]["card"]["id"] == "rtx-5090"  # 32 GB beats 24 GB
     assert answer["line"] == "consumer"
 
 
 def test_a_sparse_int8_figure_of_800_is_200_dense_bf16(client):
-    answer = post(client, "/normalize", {"value": 800, "precision": "int8", "sparse": True})
+    answer = post(client, "/v1/normalize", {"value": 800, "precision": "int8", "sparse": True})
     assert answer["dense_value"] == 400 and answer["dense_bf16"] == 200
     assert answer["dense"]["fp8"] == 400 and answer["dense"]["fp4"] == 800
     assert any(r.startswith("sparse") for r in texts(answer["rules"]))
@@ -128,12 +128,12 @@ def test_a_sparse_int8_figure_of_800_is_200_dense_bf16(client):
 
 
 def test_geforce_fp16_accumulate_figures_are_halved(client):
-    answer = post(client, "/normalize", {"value": 330.3, "precision": "fp16", "accumulate": "fp16"})
+    answer = post(client, "/v1/normalize", {"value": 330.3, "precision": "fp16", "accumulate": "fp16"})
     assert answer["dense_bf16"] == approx(165.15)  # RTX 4090's FP32-accumulate rate
 
 
 def test_eight_d_m_cards_for_three_years(client):
-    answer = post(client, "/cost", {"hardware": {"card": "D-M", "count": 8}, "card_price": 200_000,
+    answer = post(client, "/v1/cost", {"hardware": {"card": "D-M", "count": 8}, "card_price": 200_000,
                                     "energy": {"pue": 1.3, "price_per_kwh": 0.7, "years": 3}})
     # The guide's 8-card server draws 10-12 kW (section 4.3): 11 kW, not the cards' 5.6 kW.
     electricity = 11 * 24 * 365 * 1.3 * 0.7 * 3  # kW x h x PUE x price x years
@@ -146,7 +146,7 @@ def test_eight_d_m_cards_for_three_years(client):
 
 
 def test_estimate_carries_host_sizing_and_cost_per_million_tokens(client):
-    answer = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"},
+    answer = post(client, "/v1/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"},
                                         "card_price": 15000, "energy": {"hours_per_day": 8}})
     host = answer["host"]
     assert host["psu_w"] >= 850 and host["host_ram_gb"] == 96 and host["cpu_cores"] >= 12
@@ -154,7 +154,7 @@ def test_estimate_carries_host_sizing_and_cost_per_million_tokens(client):
 
 
 def test_data_centre_host_sizing(client):
-    answer = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "D-M", "count": 8}})
+    answer = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "D-M", "count": 8}})
     host = answer["host"]
     assert (host["server_power_w_low"], host["server_power_w_high"]) == approx((10_000, 12_000))
     assert host["ups_w"] == approx(1.5 * 12_000) and host["power_feeds"] == 2
@@ -166,13 +166,13 @@ def test_data_centre_host_sizing(client):
     ("h100-sxm", 10_200),  # 40.8 kW per 4 DGX H100 (refdata multicard_public.csv D06)
 ])
 def test_an_eight_card_server_draws_what_its_vendor_publishes(client, card, published_w):
-    host = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": card, "count": 8}})["host"]
+    host = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": card, "count": 8}})["host"]
     assert host["server_power_w_low"] <= published_w <= host["server_power_w_high"]
 
 
 def test_electricity_of_llama_7b_pretraining(client):
     """LLaMA paper Table 15: 82,432 GPU-hours at 400 W and PUE 1.1 is 36 MWh."""
-    answer = post(client, "/cost", {"power_w": 400, "energy": {"pue": 1.1}})
+    answer = post(client, "/v1/cost", {"power_w": 400, "energy": {"pue": 1.1}})
     assert answer["energy_kwh_per_day"] * 82_432 / 24 == approx(36_000, rel=0.01)
 
 
@@ -188,7 +188,7 @@ def test_electricity_of_llama_7b_pretraining(client):
     ],
 )
 def test_troubleshooting_finds_the_guides_row(client, query, row):
-    response = client.get("/troubleshoot", query_string={"q": query})
+    response = client.get("/v1/troubleshoot", query_string={"q": query})
     assert response.status_code == 200
     body = response.get_json()
     assert body["matches"][0]["id"] == row
@@ -196,16 +196,16 @@ def test_troubleshooting_finds_the_guides_row(client, query, row):
 
 
 def test_troubleshooting_answers_in_chinese_and_gives_power_cap_advice(client):
-    body = client.get("/troubleshoot", query_string={"q": "跑几小时后变慢", "lang": "zh"}).get_json()
+    body = client.get("/v1/troubleshoot", query_string={"q": "跑几小时后变慢", "lang": "zh"}).get_json()
     assert body["matches"][0]["id"] == "throttling" and body["matches"][0]["fix"].startswith("拉低")
     assert body["advice"] and "80%" in body["advice"][0]
-    consumer = client.get("/troubleshoot", query_string={"q": "cuda out of memory", "line": "consumer"}).get_json()
+    consumer = client.get("/v1/troubleshoot", query_string={"q": "cuda out of memory", "line": "consumer"}).get_json()
     assert consumer["advice"]
-    english = client.get("/troubleshoot", query_string={"q": "slows down"},
+    english = client.get("/v1/troubleshoot", query_string={"q": "slows down"},
                          headers={"Accept-Language": "zh-CN,zh;q=0.9"}).get_json()
     assert english["lang"] == "zh"
 
 
 def test_troubleshooting_without_a_match_still_gives_the_order(client):
-    body = client.get("/troubleshoot", query_string={"q": "purple smoke"}).get_json()
+    body = client.get("/v1/troubleshoot", query_string={"q": "purple smoke"}).get_json()
     assert body["matches"] == [] and len(body["diagnosis_order"]) == 5

@@ -28,7 +28,7 @@ GPT3 = {"params_billion": 175, "layers": 96, "hidden_size": 12288, "attention_he
     ],
 )
 def test_megatron_activation_memory_of_gpt3_on_tensor_parallel_8(client, recompute, expected_bytes):
-    body = post(client, "/memory", {"model": GPT3, "workload": {
+    body = post(client, "/v1/memory", {"model": GPT3, "workload": {
         "mode": "pretrain", "context_tokens": 2048, "batch_size": 1, "tensor_parallel": 8,
         "recompute": recompute}, "hardware": {"card": "h100-sxm", "count": 8}})
     assert body["activations_bytes"] == approx(expected_bytes, rel=1e-9)
@@ -41,13 +41,13 @@ def test_megatron_activation_memory_of_gpt3_on_tensor_parallel_8(client, recompu
 # t5-small (60.5M params, largest layer its 32128 x 512 embedding) on 1 GPU prints 1.08GB for
 # ZeRO-3 without offload (both in GiB).
 def test_deepspeed_zero2_model_states_of_t5_3b_on_8_gpus(client):
-    body = post(client, "/memory", {"model": {"params_billion": 2.851}, "workload": {
+    body = post(client, "/v1/memory", {"model": {"params_billion": 2.851}, "workload": {
         "mode": "full_finetune", "zero_stage": 2}, "hardware": {"card": "a100-80gb-sxm", "count": 8}})
     assert body["fit"]["model_state_bytes_per_card"] / GIB == approx(15.93, abs=0.005)
 
 
 def test_deepspeed_zero3_model_states_of_t5_small_on_1_gpu(client):
-    body = post(client, "/memory", {"model": {"params_billion": 0.060506624, "vocab_size": 32128,
+    body = post(client, "/v1/memory", {"model": {"params_billion": 0.060506624, "vocab_size": 32128,
                                               "hidden_size": 512},
                                     "workload": {"mode": "full_finetune", "zero_stage": 3},
                                     "hardware": {"card": "a100-80gb-sxm", "count": 1}})
@@ -57,7 +57,7 @@ def test_deepspeed_zero3_model_states_of_t5_small_on_1_gpu(client):
 @pytest.mark.parametrize(("stage", "bytes_per_param_on_8"), [(0, 20), (1, 4 + 16 / 8), (2, 4 + 16 / 8),
                                                             (3, 18 / 8)])
 def test_zero_stages_shard_what_deepspeed_shards(client, stage, bytes_per_param_on_8):
-    body = post(client, "/memory", {"model": {"params_billion": 10}, "workload": {
+    body = post(client, "/v1/memory", {"model": {"params_billion": 10}, "workload": {
         "mode": "full_finetune", "zero_stage": stage, "parallelism": {"data": 8}},
         "hardware": {"card": "h100-sxm", "count": 8}})
     assert body["fit"]["model_state_bytes_per_card"] == approx(10e9 * bytes_per_param_on_8, rel=1e-6)
@@ -66,7 +66,7 @@ def test_zero_stages_shard_what_deepspeed_shards(client, stage, bytes_per_param_
 
 def test_optimizer_choice_changes_the_state(client):
     def states(optimizer):
-        return post(client, "/memory", {"model": {"params_billion": 7}, "workload": {
+        return post(client, "/v1/memory", {"model": {"params_billion": 7}, "workload": {
             "mode": "full_finetune", "optimizer": optimizer}})["model_state_bytes"]
     assert states("adamw") == 112e9  # 2 + 2 + 4 + 4 + 4
     assert states("adam8bit") == 70e9  # 2 + 2 + 4 + 1 + 1
@@ -75,7 +75,7 @@ def test_optimizer_choice_changes_the_state(client):
 
 def test_tensor_and_pipeline_parallel_divide_model_states(client):
     def per_card(tp, pp):
-        return post(client, "/memory", {"model": {"params_billion": 70}, "workload": {
+        return post(client, "/v1/memory", {"model": {"params_billion": 70}, "workload": {
             "mode": "full_finetune", "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp},
             "hardware": {"card": "h100-sxm", "count": 16}})["fit"]["model_state_bytes_per_card"]
     assert per_card(8, 1) == approx(70e9 / 8 * (4 + 16 / 2), rel=1e-6)
@@ -83,7 +83,7 @@ def test_tensor_and_pipeline_parallel_divide_model_states(client):
 
 
 def test_a_count_that_is_not_a_multiple_of_the_model_parallel_degree_is_refused(client):
-    response = client.post("/memory", json={"model": {"params_billion": 7}, "workload": {
+    response = client.post("/v1/memory", json={"model": {"params_billion": 7}, "workload": {
         "mode": "full_finetune", "tensor_parallel": 4}, "hardware": {"card": "D-M", "count": 6}})
     assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "hardware.count"
 
@@ -94,7 +94,7 @@ def test_a_count_that_is_not_a_multiple_of_the_model_parallel_degree_is_refused(
 # quantisation, activation checkpointing. The service does not model torchtune's chunked loss
 # and bf16 adapters (it counts fp32 logits and fp32 adapters), so it lands high: within 30 %.
 def test_qlora_8b_against_torchtune_measurement(client):
-    body = post(client, "/memory", {"model": "llama-3.1-8b", "workload": {
+    body = post(client, "/v1/memory", {"model": "llama-3.1-8b", "workload": {
         "mode": "qlora", "precision": "nf4-dq", "lora_rank": 8, "lora_targets": "all_linear",
         "context_tokens": 2048, "batch_size": 2, "recompute": "full"}})
     allocated = body["total_bytes"] - body["runtime_overhead_bytes"]  # PyTorch's peak excludes the context
@@ -106,7 +106,7 @@ def test_qlora_8b_against_torchtune_measurement(client):
 # 13.68 GB peak (torch.cuda.max_memory_allocated / 1e9) on an A10G: NF4 without double
 # quantisation, rank 32 on q and v, max sequence 512, micro-batch 2, no checkpointing.
 def test_qlora_7b_against_litgpt_measurement(client):
-    body = post(client, "/memory", {"model": "llama-2-7b", "workload": {
+    body = post(client, "/v1/memory", {"model": "llama-2-7b", "workload": {
         "mode": "qlora", "precision": "nf4", "lora_rank": 32, "lora_targets": "attention",
         "context_tokens": 512, "batch_size": 2, "recompute": "selective"}})
     allocated = body["total_bytes"] - body["runtime_overhead_bytes"]
@@ -114,7 +114,7 @@ def test_qlora_7b_against_litgpt_measurement(client):
 
 
 def test_lora_adapters_are_counted_from_the_layer_shapes(client):
-    body = post(client, "/memory", {"model": "llama-2-7b", "workload": {
+    body = post(client, "/v1/memory", {"model": "llama-2-7b", "workload": {
         "mode": "lora", "lora_rank": 16, "lora_targets": "all_linear"}})
     adapters = next(c for c in body["components"] if c["name"].startswith("adapters"))
     assert "39,976,960 adapter parameters" in adapters["note"]  # PEFT prints the same for r=16
@@ -122,7 +122,7 @@ def test_lora_adapters_are_counted_from_the_layer_shapes(client):
 
 
 def test_batched_decode_curve_rises_flattens_and_slows_each_stream(client):
-    body = post(client, "/throughput", {"model": "llama-3.1-8b", "workload": {"context_tokens": 2048},
+    body = post(client, "/v1/throughput", {"model": "llama-3.1-8b", "workload": {"context_tokens": 2048},
                                         "hardware": {"card": "h100-sxm", "count": 1}})
     curve = body["decode_curve"]
     totals = [p["total_tokens_per_s"] for p in curve]
@@ -137,15 +137,15 @@ def test_batched_decode_curve_rises_flattens_and_slows_each_stream(client):
 
 def test_max_concurrency_is_exactly_where_kv_cache_runs_out(client):
     base = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090", "count": 1}}
-    most = post(client, "/memory", {**base, "workload": {"context_tokens": 8192}})["fit"]["max_concurrent_sequences"]
+    most = post(client, "/v1/memory", {**base, "workload": {"context_tokens": 8192}})["fit"]["max_concurrent_sequences"]
     assert most > 0
-    fits = post(client, "/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most}})
-    over = post(client, "/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most + 1}})
+    fits = post(client, "/v1/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most}})
+    over = post(client, "/v1/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most + 1}})
     assert fits["fits"] is True and over["fits"] is False
 
 
 def test_prefill_and_time_to_first_token(client):
-    body = post(client, "/throughput", {"model": "llama-3.1-8b", "workload": {
+    body = post(client, "/v1/throughput", {"model": "llama-3.1-8b", "workload": {
         "context_tokens": 4096, "prompt_tokens": 2048}, "hardware": {"card": "h100-sxm", "count": 1}})
     flops = 2 * 8_030_261_248 * 2048 + 2 * 2048**2 * 32 * 128 * 32
     assert body["prefill_flops"] == approx(flops)
@@ -159,7 +159,7 @@ def test_time_to_first_token_of_a_published_run(client):
     FP16 on one A100, 2048 tokens in, first token after 133 ms. The engine's matmul share is the
     one fitted at full load (50 % of peak), where this prompt alone reached 66 %: within x1.5,
     as the time-to-first-token regime of make validate reports its spread."""
-    body = post(client, "/throughput", {"model": "llama-2-7b", "workload": {
+    body = post(client, "/v1/throughput", {"model": "llama-2-7b", "workload": {
         "precision": "fp16", "context_tokens": 4096, "prompt_tokens": 2048, "engine": "tensorrt-llm"},
         "hardware": {"card": "a100-80gb-sxm", "count": 1}})
     assert 0.133 / 1.5 <= body["time_to_first_token_s"] <= 0.133 * 1.5
@@ -168,7 +168,7 @@ def test_time_to_first_token_of_a_published_run(client):
 def test_llama_cpp_decode_of_a_published_run(client):
     """llama.cpp PR #4766 (refdata public_measurements.csv): a 7B model in F16 on an RTX 4090
     generates 61.03 tokens/s (tg128)."""
-    body = post(client, "/throughput", {"model": "llama-2-7b", "workload": {
+    body = post(client, "/v1/throughput", {"model": "llama-2-7b", "workload": {
         "precision": "fp16", "engine": "llama.cpp", "context_tokens": 256},
         "hardware": {"card": "rtx-4090", "count": 1}})
     assert body["decode_tokens_per_s_expected"] == approx(61.03, rel=0.10)
@@ -179,11 +179,11 @@ def test_engine_sets_the_decode_efficiency_range(client):
         body = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090", "count": 1}}
         if engine:
             body["workload"] = {"engine": engine}
-        return post(client, "/throughput", body)
+        return post(client, "/v1/throughput", body)
     guide, llama_cpp, naive = speed(None), speed("llama.cpp"), speed("transformers")
     # No engine named on a real card: the stated default engine's figures, never a costless one
     assert guide["decode_efficiency"] == ENGINES[DEFAULT_ENGINE].typical
-    tier = post(client, "/throughput", {"model": "llama-3.1-8b", "hardware": {"card": "D-M", "count": 1}})
+    tier = post(client, "/v1/throughput", {"model": "llama-3.1-8b", "hardware": {"card": "D-M", "count": 1}})
     assert tier["decode_efficiency"] == 0.6  # SPEC: on the guide's tiers, a single card reaches about 60 %
     assert llama_cpp["decode_efficiency"] > guide["decode_efficiency"]
     assert naive["decode_tokens_per_s_expected"] < guide["decode_tokens_per_s_expected"]
@@ -196,7 +196,7 @@ def test_the_step_model_beside_the_guide(client):
     """7B full fine-tune on one node of 8 H100s: data parallel with the guide's even split
     (FSDP), so every micro-batch gathers the 16-bit weights twice and reduce-scatters the fp32
     gradients over NVLink (450 GB/s each way at 80 %, 6 us a round, 3 rounds for 8 cards)."""
-    body = post(client, "/scaling", {"model": {"params_billion": 7}, "workload": {
+    body = post(client, "/v1/scaling", {"model": {"params_billion": 7}, "workload": {
         "mode": "full_finetune", "train_tokens": 1e12, "batch_size": 1, "zero_stage": 3},
         "hardware": {"card": "h100-sxm", "count": 8}})
     link = 450e9 * 0.8
@@ -221,7 +221,7 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
                 "hardware": {"card": "D-M", **({"count": count} if count else {})}}
         if deadline:
             body["deadline_days"] = deadline
-        return post(client, "/scaling", body)
+        return post(client, "/v1/scaling", body)
     answer = scaling(deadline=30)
     needed = answer["cards_needed_for_deadline"]
     assert needed and needed >= answer["cards_needed_by_memory"]
@@ -236,13 +236,13 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
 
 
 def test_estimate_reports_ranges_not_false_points(client):
-    body = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"},
+    body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"},
                                       "workload": {"engine": "vllm"}})
     ranges = {r["name"]: r for r in body["ranges"]}
     for name in ("total_bytes", "decode_tokens_per_s_expected", "total_tokens_per_s", "time_to_first_token_s"):
         r = ranges[name]
         assert r["low"] <= r["typical"] <= r["high"] and r["note"]["message"]
-    training = post(client, "/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
+    training = post(client, "/v1/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
                                           "workload": {"mode": "pretrain", "train_tokens": 1e12}})
     time = {r["name"]: r for r in training["ranges"]}["time_s"]
     assert time["low"] < time["typical"] < time["high"]
@@ -251,12 +251,12 @@ def test_estimate_reports_ranges_not_false_points(client):
 
 
 def test_estimate_compares_alternatives(client):
-    body = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}})
+    body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}})
     options = {a["option"]: a for a in body["alternatives"]}
     assert options["precision bf16"]["cards_needed"] == 2
     assert options["precision awq"]["cards_needed"] == 1
     assert options["precision awq"]["value"] > options["precision fp8"]["value"]  # fewer bytes read
-    training = post(client, "/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-sxm"},
+    training = post(client, "/v1/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-sxm"},
                                           "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
     options = {a["option"]: a for a in training["alternatives"]}
     assert options["ZeRO-3, recompute selective"]["cards_needed"] <= options["ZeRO-1, recompute selective"]["cards_needed"]

@@ -63,13 +63,13 @@ def test_a_paired_surrogate_is_fine(client):
 
 def test_unknown_path_is_404_and_wrong_method_405(client):
     assert_problem(client.get("/nowhere"), 404)
-    response = client.put("/estimate", json={})
+    response = client.put("/v1/estimate", json={})
     body = assert_problem(response, 405)
     assert "POST" in response.headers["Allow"] and body["errors"] == []
 
 
 def test_unknown_card_in_path_is_404(client):
-    body = assert_problem(client.get("/cards/gtx-9999"), 404)
+    body = assert_problem(client.get("/v1/cards/gtx-9999"), 404)
     assert "gtx-9999" in body["detail"]
 
 
@@ -105,20 +105,20 @@ def test_unknown_card_in_path_is_404(client):
     ],
 )
 def test_invalid_input_is_422_naming_the_field(client, body, field):
-    problem = assert_problem(client.post("/estimate", json=body), 422)
+    problem = assert_problem(client.post("/v1/estimate", json=body), 422)
     assert field in {e["field"] for e in problem["errors"]}, problem["errors"]
 
 
 def test_cost_needs_a_source_of_power_and_takes_power_w_once(client):
-    assert_problem(client.post("/cost", json={}), 422)
+    assert_problem(client.post("/v1/cost", json={}), 422)
     twice = {"power_w": 100, "energy": {"power_w": 200}}
-    assert "power_w" in {e["field"] for e in assert_problem(client.post("/cost", json=twice), 422)["errors"]}
+    assert "power_w" in {e["field"] for e in assert_problem(client.post("/v1/cost", json=twice), 422)["errors"]}
 
 
 def test_scaling_needs_train_tokens(client):
     body = {"model": {"params_billion": 7}, "workload": {"mode": "pretrain"},
             "hardware": {"card": "D-M"}}
-    problem = assert_problem(client.post("/scaling", json=body), 422)
+    problem = assert_problem(client.post("/v1/scaling", json=body), 422)
     assert problem["errors"][0]["field"] == "workload.train_tokens"
 
 
@@ -190,18 +190,18 @@ def test_every_endpoint_refuses_the_wrong_content_type(client, path):
     ],
 )
 def test_huge_and_negative_values_are_422(client, body, field):
-    problem = assert_problem(client.post("/estimate", json=body), 422)
+    problem = assert_problem(client.post("/v1/estimate", json=body), 422)
     assert field in {e["field"] for e in problem["errors"]}
 
 
 def test_the_largest_context_allowed_answers_without_error(client):
-    response = client.post("/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"},
+    response = client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"},
                                               "workload": {"context_tokens": 10_000_000}})
     assert response.status_code == 200
     assert response.get_json()["cards_needed"] is None or response.get_json()["cards_needed"] > 1
 
 
 def test_repeated_query_parameters_are_422(client):
-    response = client.get("/troubleshoot?q=oom&limit=1&limit=2")
+    response = client.get("/v1/troubleshoot?q=oom&limit=1&limit=2")
     problem = assert_problem(response, 422)
     assert problem["errors"][0]["field"] == "limit"

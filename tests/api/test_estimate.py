@@ -7,7 +7,7 @@ from .support import post, texts
 
 
 def estimate(client, **body):
-    return post(client, "/estimate", body)
+    return post(client, "/v1/estimate", body)
 
 
 def names(answer):
@@ -95,7 +95,7 @@ def test_moe_decode_reads_only_the_active_experts_at_batch_one(client):
 
 
 def test_throughput_refuses_training_modes(client):
-    response = client.post("/throughput", json={"model": {"params_billion": 7},
+    response = client.post("/v1/throughput", json={"model": {"params_billion": 7},
                                                 "workload": {"mode": "lora"},
                                                 "hardware": {"card": "D-M"}})
     assert response.status_code == 422
@@ -103,11 +103,11 @@ def test_throughput_refuses_training_modes(client):
 
 
 def test_catalog_endpoints(client):
-    cards = client.get("/cards").get_json()
+    cards = client.get("/v1/cards").get_json()
     assert cards["count"] == len(cards["cards"]) >= 40
-    d_s = client.get("/cards/ds").get_json()
+    d_s = client.get("/v1/cards/ds").get_json()
     assert d_s["id"] == "D-S" and d_s["figures"]["dense_tflops.bf16"]["status"] == "missing"
-    models = client.get("/models").get_json()
+    models = client.get("/v1/models").get_json()
     assert models["count"] == len(models["models"]) >= 10
-    assert client.get("/models/Llama 3.1 70B Instruct").get_json()["id"] == "llama-3.1-70b"
-    assert client.get("/models/gpt-17").status_code == 404
+    assert client.get("/v1/models/Llama 3.1 70B Instruct").get_json()["id"] == "llama-3.1-70b"
+    assert client.get("/v1/models/gpt-17").status_code == 404

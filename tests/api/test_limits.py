@@ -34,7 +34,7 @@ def test_a_request_that_spends_more_cpu_than_it_asked_for_pays_the_difference():
     """A ranking asks for 3 x 62.5 units; with a unit of 0.1 ms of CPU, what it spent is far more."""
     app = app_with(API_KEYS=("k",), RATE_LIMIT=0.001, RATE_BURST=1e6, UNIT_CPU_MS=0.1)
     client = app.test_client()
-    assert client.post("/rank", json={"line": "datacenter", "model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
+    assert client.post("/v1/rank", json={"line": "datacenter", "model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
     paid = 1e6 - level(app, key_id("k"))
     assert paid > 3 * 4000 / 64 * 2  # well beyond what it asked for: its CPU time, in 0.1 ms units
 
@@ -42,7 +42,7 @@ def test_a_request_that_spends_more_cpu_than_it_asked_for_pays_the_difference():
 def test_a_cheap_request_pays_what_it_asked_for():
     app = app_with(API_KEYS=("k",), RATE_LIMIT=0.001, RATE_BURST=100, UNIT_CPU_MS=1000)
     client = app.test_client()
-    assert client.post("/memory", json={"model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
+    assert client.post("/v1/memory", json={"model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
     key = key_id("k")
     assert level(app, key) == pytest.approx(100 - 4000 / 64, abs=0.01)  # weighed like an estimate
 
@@ -65,21 +65,21 @@ def test_a_flooding_key_is_refused_by_what_its_requests_cost_in_cpu():
     its bucket in a few requests instead of the hundreds a flat unit allowed."""
     app = app_with(API_KEYS=("flood", "calm"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=0.05)
     client = app.test_client()
-    statuses = [client.get("/models/" + "x1" * 100, headers={"X-API-Key": "flood"}).status_code for _ in range(30)]
+    statuses = [client.get("/v1/models/" + "x1" * 100, headers={"X-API-Key": "flood"}).status_code for _ in range(30)]
     assert statuses[0] == 404 and 429 in statuses and statuses.index(429) < 10
-    assert client.post("/estimate", json=ESTIMATE, headers={"X-API-Key": "calm"}).status_code == 200
+    assert client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "calm"}).status_code == 200
 
 
 def test_what_requests_cost_is_in_the_metrics():
     app = app_with(API_KEYS=("k",))
     client = app.test_client()
-    client.post("/estimate", json=ESTIMATE, headers={"X-API-Key": "k"})
+    client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "k"})
     text = client.get("/metrics").get_data(as_text=True)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in text_string_to_metric_families(text) for s in family.samples}
     key = key_id("k")
-    assert samples[("sizing_request_units_total", (("client", key), ("route", "/estimate")))] >= 1
-    assert samples[("sizing_request_cpu_seconds_total", (("route", "/estimate"),))] > 0
+    assert samples[("sizing_request_units_total", (("client", key), ("route", "/v1/estimate")))] >= 1
+    assert samples[("sizing_request_cpu_seconds_total", (("route", "/v1/estimate"),))] > 0
 
 
 # --- what is unbounded today is bounded ----------------------------------------------------------
@@ -93,19 +93,19 @@ def test_a_lookup_name_longer_than_any_is_refused_without_a_search(client, path)
 
 
 def test_the_closest_name_search_costs_the_same_for_any_name_length(client):
-    assert "closest: rtx-4090" in client.post("/estimate", json={
+    assert "closest: rtx-4090" in client.post("/v1/estimate", json={
         "model": "llama-3.1-8b", "hardware": {"card": "RTX 4099"}}).get_json()["detail"]
-    assert "closest: llama-3.1-8b" in client.get("/models/llama 3.1 8").get_json()["detail"]
+    assert "closest: llama-3.1-8b" in client.get("/v1/models/llama 3.1 8").get_json()["detail"]
 
 
 def test_a_body_of_many_unknown_fields_gets_a_short_problem(client):
     body = {**ESTIMATE, **{f"unknown_{i}": 1 for i in range(5000)}}
-    response = client.post("/estimate", json=body)
+    response = client.post("/v1/estimate", json=body)
     problem = response.get_json()
     assert response.status_code == 422 and len(response.data) < 5000
     assert len(problem["errors"]) == 21 and problem["errors"][-1]["message"] == "4,980 more invalid fields are not listed"
     assert problem["detail"].endswith("and 4,980 more.")
-    assert problem == client.post("/estimate", json=body).get_json() | {"request_id": problem["request_id"]}
+    assert problem == client.post("/v1/estimate", json=body).get_json() | {"request_id": problem["request_id"]}
 
 
 # --- heavy requests: a bounded wait, fair between clients ------------------------------------------
@@ -183,11 +183,11 @@ def test_a_request_as_costly_as_a_batch_takes_a_batch_slot_whatever_its_endpoint
     slots = app.extensions[LIMITS].slots["batch"]
     assert slots.acquire("a batch elsewhere")
     try:
-        busy = client.post("/rank", json={"line": "datacenter", "model": HUGE})  # 3 x 62.5 units
+        busy = client.post("/v1/rank", json={"line": "datacenter", "model": HUGE})  # 3 x 62.5 units
         assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
-        assert client.post("/rank", json={"line": "datacenter", "model": "llama-3.1-8b"}).status_code == 200
+        assert client.post("/v1/rank", json={"line": "datacenter", "model": "llama-3.1-8b"}).status_code == 200
     finally:
         slots.release()
-    assert client.post("/rank", json={"line": "datacenter", "model": HUGE}).status_code == 200
+    assert client.post("/v1/rank", json={"line": "datacenter", "model": HUGE}).status_code == 200
     assert slots.acquire("next") and slots._free == 0  # the costly request gave its slot back
     slots.release()

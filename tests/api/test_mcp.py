@@ -51,7 +51,7 @@ def test_the_tools_listed_over_the_protocol_are_the_contracts(server):
 
 def test_estimate_through_the_protocol_is_post_estimate(server, client):
     result = session(server, lambda c: c.call_tool("estimate", QUESTION))
-    rest = client.post("/estimate", json=QUESTION).get_json()
+    rest = client.post("/v1/estimate", json=QUESTION).get_json()
     assert not result.is_error
     assert result.structured_content == rest
     assert rest["cards_needed"] == 2 and rest["fits"] is True

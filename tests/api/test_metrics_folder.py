@@ -67,7 +67,7 @@ def test_a_folder_that_cannot_be_read_is_said_in_metrics_and_readiness_not_in_an
     (tmp_path / "counter_999.db").write_bytes(b"")  # cut short: what a full disk leaves
     assert scrape(client)["sizing_metrics_folder_ok"] == 0
     assert client.get("/readyz").status_code == 503
-    assert client.post("/estimate", json=ESTIMATE).status_code == 200
+    assert client.post("/v1/estimate", json=ESTIMATE).status_code == 200
     (tmp_path / "counter_999.db").unlink()
     monkeypatch.setattr(metrics, "FAILURES", metrics._Failures())
     assert scrape(client)["sizing_metrics_folder_ok"] == 1 and client.get("/readyz").status_code == 200

@@ -14,7 +14,7 @@ def locked():
 
 
 def test_without_keys_configured_the_api_is_open(client):
-    assert client.post("/estimate", json=BODY).status_code == 200
+    assert client.post("/v1/estimate", json=BODY).status_code == 200
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"X-API-Key": "k-alpha-12"},
@@ -45,17 +45,17 @@ def test_keys_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("SIZING_API_KEYS", " one , two ")
     monkeypatch.setenv("SIZING_AUTH_METRICS", "true")
     client = create_app({"TESTING": True}).test_client()
-    assert client.get("/cards", headers={"X-API-Key": "two"}).status_code == 200
-    assert client.get("/cards").status_code == 401
+    assert client.get("/v1/cards", headers={"X-API-Key": "two"}).status_code == 200
+    assert client.get("/v1/cards").status_code == 401
     assert client.get("/metrics").status_code == 401
 
 
 def test_cors_allows_listed_origins_only():
     client = create_app({"TESTING": True, "CORS_ORIGINS": ("https://dash.example",)}).test_client()
-    allowed = client.post("/cost", json={"power_w": 100}, headers={"Origin": "https://dash.example"})
+    allowed = client.post("/v1/cost", json={"power_w": 100}, headers={"Origin": "https://dash.example"})
     assert allowed.headers["Access-Control-Allow-Origin"] == "https://dash.example"
     assert "Origin" in allowed.headers["Vary"]
-    other = client.post("/cost", json={"power_w": 100}, headers={"Origin": "https://evil.example"})
+    other = client.post("/v1/cost", json={"power_w": 100}, headers={"Origin": "https://evil.example"})
     assert "Access-Control-Allow-Origin" not in other.headers
 
 
@@ -96,7 +96,7 @@ def test_pages_and_pictures_say_what_they_may_load(client, method, path, kwargs,
 
 
 def test_no_answer_may_be_sniffed_into_something_else(client):
-    for response in (client.post("/estimate", json=BODY), client.get("/healthz"), client.get("/nowhere"),
+    for response in (client.post("/v1/estimate", json=BODY), client.get("/healthz"), client.get("/nowhere"),
                      client.get("/openapi.yaml")):
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert "Content-Security-Policy" not in response.headers  # data, not pages

@@ -36,22 +36,22 @@ def _project(answer: dict, paths: list[str]) -> dict:
     ["alternatives.option", "alternatives.cards_needed", "warnings"],
 ])
 def test_a_sparse_answer_is_the_whole_answers_parts(client, body, paths):
-    whole = ok(client.post("/estimate", json=body))
-    sparse = ok(client.post("/estimate?fields=" + ",".join(paths), json=body))
+    whole = ok(client.post("/v1/estimate", json=body))
+    sparse = ok(client.post("/v1/estimate?fields=" + ",".join(paths), json=body))
     assert sparse == _project(whole, paths)
     assert list(sparse) == [k for k in whole if k in sparse]  # in the answer's order
 
 
 @pytest.mark.parametrize("body", QUESTIONS)
 def test_leaving_out_the_alternatives_changes_nothing_else(client, body):
-    whole = ok(client.post("/estimate", json=body))
+    whole = ok(client.post("/v1/estimate", json=body))
     rest = [k for k in whole if k != "alternatives"]
-    sparse = ok(client.post("/estimate?fields=" + ",".join(rest), json=body))
+    sparse = ok(client.post("/v1/estimate?fields=" + ",".join(rest), json=body))
     assert sparse == {k: whole[k] for k in rest}
 
 
 def test_get_takes_fields_too(client):
-    answer = ok(client.get("/estimate?model=llama-3.1-8b&card=4090&fields=summary,fits"))
+    answer = ok(client.get("/v1/estimate?model=llama-3.1-8b&card=4090&fields=summary,fits"))
     assert set(answer) == {"summary", "fits"} and answer["fits"] is True
 
 
@@ -63,7 +63,7 @@ def test_get_takes_fields_too(client):
     (",".join(f"f{i}" for i in range(65)), "comma-separated"),
 ])
 def test_an_unknown_field_is_a_422_naming_the_ones_there_are(client, fields, message):
-    response = client.post(f"/estimate?fields={fields}", json=QUESTIONS[0])
+    response = client.post(f"/v1/estimate?fields={fields}", json=QUESTIONS[0])
     assert response.status_code == 422
     problem = response.get_json()
     assert problem["errors"][0]["field"] == "fields" and message in problem["errors"][0]["message"]

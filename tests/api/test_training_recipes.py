@@ -8,7 +8,7 @@ from tests.api.support import post
 
 
 def _estimate(client, model, card, count, **workload):
-    return post(client, "/estimate", {"model": model, "hardware": {"card": card, "count": count},
+    return post(client, "/v1/estimate", {"model": model, "hardware": {"card": card, "count": count},
                                       "workload": {"mode": "pretrain", "context_tokens": 8192, **workload}})
 
 
@@ -54,7 +54,7 @@ def test_fp8_runs_faster_than_bf16_but_not_twice(client):
 
 
 def test_fp8_on_a_card_without_fp8_is_refused(client):
-    response = client.post("/estimate", json={
+    response = client.post("/v1/estimate", json={
         "model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-sxm", "count": 8},
         "workload": {"mode": "pretrain", "precision": "fp8", "train_tokens": 1e11}})
     assert response.status_code == 422

@@ -22,32 +22,32 @@ THIRTY_B = {"params_billion": 30, "layers": 60, "kv_heads": 8, "head_dim": 128}
     ],
 )
 def test_memory_of_7b(client, workload, field, expected):
-    body = post(client, "/memory", {"model": SEVEN_B, "workload": workload})
+    body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": workload})
     assert body[field] == expected
 
 
 def test_full_finetune_breakdown_is_14_14_28_28_28_gb(client):
-    body = post(client, "/memory", {"model": SEVEN_B, "workload": {"mode": "full_finetune"}})
+    body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": {"mode": "full_finetune"}})
     state = [c["bytes"] for c in body["components"] if c["name"] != "runtime overhead"]
     assert state == [14 * GB, 14 * GB, 28 * GB, 28 * GB, 28 * GB]
     assert (body["bytes_per_param"], body["bytes_per_param_high"]) == (16, 20)
 
 
 def test_lora_range_is_2_5_to_3_bytes_per_param(client):
-    body = post(client, "/memory", {"model": SEVEN_B, "workload": {"mode": "lora"}})
+    body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": {"mode": "lora"}})
     assert (body["bytes_per_param_low"], body["bytes_per_param"]) == (2.5, 3.0)
 
 
 def test_kv_cache_of_the_guide(client):
     workload = {"context_tokens": 8192, "batch_size": 16, "kv_precision": "bf16"}
-    body = post(client, "/memory", {"model": THIRTY_B, "workload": workload})
+    body = post(client, "/v1/memory", {"model": THIRTY_B, "workload": workload})
     assert body["kv_cache_bytes"] == 32_212_254_720  # 30 GiB
     assert body["kv_cache_bytes_per_token"] == 245_760  # 240 KiB
     assert body["kv_cache_bytes_per_sequence"] == approx(1.875 * 2**30)
 
 
 def test_training_compute_and_time_on_64_cards(client):
-    body = post(client, "/scaling", {
+    body = post(client, "/v1/scaling", {
         "model": SEVEN_B,
         "workload": {"mode": "pretrain", "train_tokens": 1e12, "mfu": 0.4},
         "hardware": {"card": "D-M", "count": 64},  # 400 TFLOP/s dense
@@ -62,7 +62,7 @@ def test_training_compute_and_time_on_64_cards(client):
 @pytest.mark.parametrize(("count", "days", "tolerance"), [(64, 59.3, 0.1), (256, 15, 0.5)],
                          ids=["64-cards-about-60-days", "256-cards-about-15-days"])
 def test_guide_time_at_80_percent_scaling(client, count, days, tolerance):
-    body = post(client, "/scaling", {
+    body = post(client, "/v1/scaling", {
         "model": SEVEN_B,
         "workload": {"mode": "pretrain", "train_tokens": 1e12, "scaling_efficiency": 0.8},
         "hardware": {"card": "D-M", "count": count},
@@ -81,7 +81,7 @@ def test_guide_time_at_80_percent_scaling(client, count, days, tolerance):
     ],
 )
 def test_decode_ceiling_and_expected(client, card, count, model, ceiling, expected):
-    body = post(client, "/throughput", {"model": model, "hardware": {"card": card, "count": count}})
+    body = post(client, "/v1/throughput", {"model": model, "hardware": {"card": card, "count": count}})
     assert body["decode_tokens_per_s_ceiling"] == approx(ceiling, abs=0.05)
     assert body["decode_tokens_per_s_expected"] == approx(expected, abs=0.05)
     assert body["decode_tokens_per_s_guide"] == approx(expected, abs=0.05)  # one card: the same rule
@@ -91,7 +91,7 @@ def test_decode_ceiling_and_expected(client, card, count, model, ceiling, expect
 def test_multi_card_decode_of_the_guide_is_the_expected_figure(client):
     """140 GB on 2 x D-M: the guide sums the bandwidths, 28.6 tokens/s, about 20 at 70 % over a
     dedicated link; on the guide's own tier with no engine named, that is the answer."""
-    body = post(client, "/throughput", {"model": SEVENTY_B, "hardware": {"card": "D-M", "count": 2}})
+    body = post(client, "/v1/throughput", {"model": SEVENTY_B, "hardware": {"card": "D-M", "count": 2}})
     assert body["decode_tokens_per_s_ceiling"] == approx(28.6, abs=0.05)
     assert body["decode_tokens_per_s_guide"] == approx(20.0, abs=0.05)
     assert body["decode_tokens_per_s_expected"] == approx(20.0, abs=0.05)
@@ -101,20 +101,20 @@ def test_multi_card_decode_of_the_guide_is_the_expected_figure(client):
 def test_a_named_engine_on_the_guides_tier_prices_its_own_costs(client):
     """With an engine named, the plan is priced on its link with the engine's fixed costs: below
     the ceiling, and no longer the guide's flat 70 %."""
-    body = post(client, "/throughput", {"model": "llama-2-70b", "hardware": {"card": "D-M", "count": 2},
+    body = post(client, "/v1/throughput", {"model": "llama-2-70b", "hardware": {"card": "D-M", "count": 2},
                                         "workload": {"engine": "vllm", "precision": "fp16"}})
     assert body["decode_tokens_per_s_expected"] < body["decode_tokens_per_s_ceiling"]
     assert body["decode_tokens_per_s_expected"] != approx(body["decode_tokens_per_s_guide"], abs=0.05)
 
 
 def test_single_stream_decode_intensity_is_about_one_flop_per_byte(client):
-    body = post(client, "/throughput", {"model": SEVEN_B, "hardware": {"card": "D-M", "count": 1}})
+    body = post(client, "/v1/throughput", {"model": SEVEN_B, "hardware": {"card": "D-M", "count": 1}})
     assert body["arithmetic_intensity_flops_per_byte"] == approx(1.0)
     assert body["ridge_flops_per_byte"] == approx(200.0)  # 400 TFLOP/s at 2 TB/s
 
 
 def test_batched_decode_of_70b_on_two_d_m_exceeds_300_tokens_per_s(client):
-    body = post(client, "/throughput", {
+    body = post(client, "/v1/throughput", {
         "model": SEVENTY_B, "workload": {"batch_size": 16}, "hardware": {"card": "D-M", "count": 2},
     })
     assert body["total_tokens_per_s_guide"] == approx(320)  # 16 x 28.6 x 70 %
@@ -124,7 +124,7 @@ def test_batched_decode_of_70b_on_two_d_m_exceeds_300_tokens_per_s(client):
 def test_batched_decode_slows_each_stream_once_kv_is_read(client):
     model = {"params_billion": 70, "layers": 80, "kv_heads": 8, "head_dim": 128}
     one, sixteen = (
-        post(client, "/throughput", {"model": model, "workload": {"batch_size": b, "context_tokens": 1024},
+        post(client, "/v1/throughput", {"model": model, "workload": {"batch_size": b, "context_tokens": 1024},
                                      "hardware": {"card": "D-M", "count": 2}})
         for b in (1, 16)
     )
@@ -148,7 +148,7 @@ MFU_FOR_A_500_MS_STEP = 6 * 7e9 * 2048 / (400e12 * 0.5)
 )
 def test_gradient_sync_of_28_gb_and_the_step_time(client, card, sync_ms, step_ms):
     # SPEC.md: 7B fp32 gradients are 28 GB; with a 500 ms compute step, 531 vs 937 ms.
-    body = post(client, "/scaling", {
+    body = post(client, "/v1/scaling", {
         "model": SEVEN_B,
         "workload": {"mode": "full_finetune", "train_tokens": 1e9, "context_tokens": 2048,
                      "batch_size": 1, "mfu": MFU_FOR_A_500_MS_STEP},
@@ -162,7 +162,7 @@ def test_gradient_sync_of_28_gb_and_the_step_time(client, card, sync_ms, step_ms
 
 @pytest.mark.parametrize(("tier", "sync_ms"), [("D-M", 31.1), ("D-L", 31.1), ("W-B", 437.5)])
 def test_gradient_sync_on_the_tiers_links(client, tier, sync_ms):
-    body = post(client, "/scaling", {
+    body = post(client, "/v1/scaling", {
         "model": SEVEN_B, "workload": {"mode": "full_finetune", "train_tokens": 1e9},
         "hardware": {"card": tier, "count": 4},
     })
@@ -170,7 +170,7 @@ def test_gradient_sync_on_the_tiers_links(client, tier, sync_ms):
 
 
 def test_electricity_of_a_10_kw_machine(client):
-    body = post(client, "/cost", {"power_w": 10_000, "energy": {"price_per_kwh": 0.7, "machines": 100}})
+    body = post(client, "/v1/cost", {"power_w": 10_000, "energy": {"price_per_kwh": 0.7, "machines": 100}})
     assert body["electricity_cost_per_year"] == approx(61_320)
     assert body["electricity_cost_per_day"] == approx(168)
     assert body["energy_kwh_per_year"] == approx(87_600)
@@ -182,18 +182,18 @@ def test_electricity_of_a_10_kw_machine(client):
     [("D-M", 0.57), ("D-L", 0.99)],
 )
 def test_energy_efficiency_of_data_centre_tiers(client, tier, tflops_per_w):
-    ranking = client.post("/rank", json={"line": "datacenter", "cards": [tier]}).get_json()["ranking"]
+    ranking = client.post("/v1/rank", json={"line": "datacenter", "cards": [tier]}).get_json()["ranking"]
     efficiency = next(s for s in ranking[0]["scores"] if s["dimension"] == "efficiency_stability")
     assert efficiency["value"] == approx(tflops_per_w, abs=0.005)
 
 
 def test_d_s_does_two_int8_tops_per_watt(client):
-    card = client.get("/cards/D-S").get_json()
+    card = client.get("/v1/cards/D-S").get_json()
     assert card["dense_tflops"]["int8"] / card["power_w"] == approx(2.0)
 
 
 def test_ridge_point_of_400_tflops_at_2_tb_per_s(client):
-    body = post(client, "/throughput", {"model": SEVEN_B, "hardware": {"card": {
+    body = post(client, "/v1/throughput", {"model": SEVEN_B, "hardware": {"card": {
         "memory_gib": 80, "bandwidth_gb_per_s": 2000, "dense_tflops": {"bf16": 400},
         "power_w": 700, "line": "datacenter"}, "count": 1}})
     assert body["ridge_flops_per_byte"] == approx(200)
@@ -201,7 +201,7 @@ def test_ridge_point_of_400_tflops_at_2_tb_per_s(client):
 
 def test_70b_on_w_b_is_not_three_cards(client):
     """3 x 48 GiB leaves too little beside 140 GB of weights; the answer says why."""
-    body = post(client, "/estimate", {
+    body = post(client, "/v1/estimate", {
         "model": {"params_billion": 70, "layers": 80, "kv_heads": 8, "head_dim": 128},
         "hardware": {"card": "W-B", "count": 3},
     })
@@ -212,18 +212,18 @@ def test_70b_on_w_b_is_not_three_cards(client):
 
 
 def test_70b_on_w_b_without_count_gets_four(client):
-    body = post(client, "/estimate", {"model": SEVENTY_B, "hardware": {"card": "W-B"}})
+    body = post(client, "/v1/estimate", {"model": SEVENTY_B, "hardware": {"card": "W-B"}})
     assert body["cards_needed"] == 4 and body["fit"]["count"] == 4 and body["fits"] is True
 
 
 def test_70b_in_half_precision_fits_two_d_m(client):
-    body = post(client, "/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "D-M"}})
+    body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "D-M"}})
     assert body["cards_needed"] == 2
 
 
 def test_7b_full_finetune_with_activations_is_about_130_gb(client):
     """Guide: 112 GB of model state, 130 GB+ with activations and buffers."""
-    body = post(client, "/memory", {
+    body = post(client, "/v1/memory", {
         "model": {"params_billion": 7, "layers": 32, "hidden_size": 4096},
         "workload": {"mode": "full_finetune", "context_tokens": 4096, "batch_size": 1},
     })

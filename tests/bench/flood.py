@@ -60,16 +60,16 @@ def costly_requests(seed: int = 7) -> list[tuple[str, str, bytes | None]]:
     batch = {"items": [{"model": f"model-{i}-{_unknown_name(rng, 150)}", "hardware": {"card": "h100-sxm"}}
                        for i in range(1000)]}
     return [
-        ("GET", "/models/" + _unknown_name(rng, 3900).replace(" ", "-"), None),
-        ("POST", "/rank", json.dumps({"line": "datacenter", "model": HUGE_MODEL}).encode()),
-        ("POST", "/estimate/batch", json.dumps(batch).encode()),
+        ("GET", "/v1/models/" + _unknown_name(rng, 3900).replace(" ", "-"), None),
+        ("POST", "/v1/rank", json.dumps({"line": "datacenter", "model": HUGE_MODEL}).encode()),
+        ("POST", "/v1/estimate/batch", json.dumps(batch).encode()),
     ]
 
 
 def plain_batches(items: int = 1000) -> list[tuple[str, str, bytes | None]]:
     batch = {"items": [{"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}, "workload": {"batch_size": b}}
                        for b in range(1, items + 1)]}
-    return [("POST", "/estimate/batch", json.dumps(batch).encode())]
+    return [("POST", "/v1/estimate/batch", json.dumps(batch).encode())]
 
 
 def slow_headers(base: str, connections: int, stop: threading.Event, every_s: float = 2.0) -> list[str]:
@@ -167,7 +167,7 @@ def calm(base: str, key: str, until: float, probe_healthz: bool = False) -> dict
                     "workload": {"batch_size": 1 + i % 64, "context_tokens": 1024 + i}}
             started = time.perf_counter()
             try:
-                status = session.post(base + "/estimate", json=body, timeout=30).status_code
+                status = session.post(base + "/v1/estimate", json=body, timeout=30).status_code
             except requests.RequestException:
                 status = 0
             latencies.append(time.perf_counter() - started)

@@ -48,12 +48,12 @@ def single_requests(n: int = 400) -> dict:
     client = _app()
     body = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
     for i in range(50):  # warm
-        client.post("/estimate", json={**body, "workload": {"context_tokens": 500 + i}})
+        client.post("/v1/estimate", json={**body, "workload": {"context_tokens": 500 + i}})
     return {
         "estimate_ms": _per_request_ms(lambda i: client.post(
-            "/estimate", json={**body, "workload": {"context_tokens": 1000 + i}}), n),
+            "/v1/estimate", json={**body, "workload": {"context_tokens": 1000 + i}}), n),
         "sparse_ms": _per_request_ms(lambda i: client.post(
-            "/estimate?fields=summary,fits,cards_needed", json={**body, "workload": {"context_tokens": 5000 + i}}), n),
+            "/v1/estimate?fields=summary,fits,cards_needed", json={**body, "workload": {"context_tokens": 5000 + i}}), n),
         "trivial_ms": _per_request_ms(lambda i: client.post("/bench/echo", json=body), n),
     }
 
@@ -74,7 +74,7 @@ def batch_vs_peer(python: str | None, rounds: int = 5) -> dict:
                      for i in range(1000)]
             offset += 1000
             start = time.perf_counter()
-            response = client.post("/estimate/batch", json={"items": items})
+            response = client.post("/v1/estimate/batch", json={"items": items})
             elapsed = time.perf_counter() - start
             assert response.status_code == 200 and all(item["ok"] for item in response.get_json()["items"])
             ours.append(elapsed / 1000 * 1e3)

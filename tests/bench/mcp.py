@@ -51,7 +51,7 @@ def in_process(calls: int) -> None:
     times = []
     for i in range(calls):
         start = time.perf_counter()
-        assert client.post("/estimate", json=question(i)).status_code == 200
+        assert client.post("/v1/estimate", json=question(i)).status_code == 200
         times.append(time.perf_counter() - start)
     report("POST /estimate, in process", times)
     report("estimate tool, in process", anyio.run(tool_calls, build_server(InProcess(app)), calls, calls))
@@ -62,7 +62,7 @@ def over_http(calls: int, url: str) -> None:
     times = []
     for i in range(calls):
         start = time.perf_counter()
-        assert session.post(f"{url}/estimate", json=question(10 * calls + i), timeout=30).status_code == 200
+        assert session.post(f"{url}/v1/estimate", json=question(10 * calls + i), timeout=30).status_code == 200
         times.append(time.perf_counter() - start)
     report("POST /estimate over HTTP", times)
     port = "8931"

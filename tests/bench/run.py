@@ -113,7 +113,7 @@ function request()
   counter = counter + 1
   local body = string.format('{"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, ' ..
     '"workload": {"context_tokens": %d}}', 1000 + counter)
-  return wrk.format("POST", "/estimate", {["Content-Type"] = "application/json"}, body)
+  return wrk.format("POST", "/v1/estimate", {["Content-Type"] = "application/json"}, body)
 end
 """
 
@@ -180,7 +180,7 @@ def batch_items_per_s(base: str, items: int = 1000, rounds: int = 3) -> float:
         body = {"items": [{**ESTIMATE, "workload": {"context_tokens": 20_000 + r * items + i}}
                           for i in range(items)]}
         start = time.perf_counter()
-        response = requests.post(f"{base}/estimate/batch", json=body, timeout=120)
+        response = requests.post(f"{base}/v1/estimate/batch", json=body, timeout=120)
         response.raise_for_status()
         best = min(best, time.perf_counter() - start)
     return items / best
@@ -261,11 +261,11 @@ def main(argv=None) -> int:
     proc = start_server(port, args.workers, args.threads, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        load(f"{base}/estimate", ESTIMATE, args.connections, 2, 2)  # warm every worker
+        load(f"{base}/v1/estimate", ESTIMATE, args.connections, 2, 2)  # warm every worker
         results = {
             "floor": load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2),
-            "estimate": load(f"{base}/estimate", ESTIMATE, args.connections, args.seconds, 2),
-            "distinct": load(f"{base}/estimate", None, args.connections, args.seconds, 2),
+            "estimate": load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2),
+            "distinct": load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2),
             "batch_items_per_s": batch_items_per_s(base),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }

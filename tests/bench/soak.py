@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     port = free_port()
     proc = start_server(port, args.workers, args.threads, Path(tempfile.mkdtemp()) / "server.log")
-    url = f"http://127.0.0.1:{port}/estimate"
+    url = f"http://127.0.0.1:{port}/v1/estimate"
     rows, killed, victim, lines = [], None, None, []
     try:
         load(url, None, args.connections, 10, 2)  # warm up: fill each worker's answer cache

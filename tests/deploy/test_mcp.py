@@ -118,7 +118,7 @@ def api(tmp_path_factory):
 
 
 def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_path):
-    over_the_wire = requests.post(f"{api.base}/estimate", json=QUESTION, headers={"X-API-Key": "k2"}, timeout=30)
+    over_the_wire = requests.post(f"{api.base}/v1/estimate", json=QUESTION, headers={"X-API-Key": "k2"}, timeout=30)
     # a key in the MCP server's environment is not lent to callers over HTTP
     with mcp_http(tmp_path, SIZING_URL=api.base, SIZING_API_KEY="k1") as base:
         check(ask(f"{base}/mcp", Authorization="Bearer k1"), over_the_wire.json())
@@ -130,7 +130,7 @@ def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_pat
         _, good, _ = ask(f"{base}/mcp", **{"X-API-Key": "k3"})
         assert good.is_error and good.structured_content["status"] == 401
     # each call reached the API with the caller's key: key_id in its access log, never the key
-    callers = {line.get("key_id") for line in api.log_lines() if line.get("path") == "/estimate"}
+    callers = {line.get("key_id") for line in api.log_lines() if line.get("path") == "/v1/estimate"}
     assert len(callers - {None}) == 2
 
 
