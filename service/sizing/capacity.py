@@ -191,7 +191,7 @@ def _met(card: Card, best: _Option, per_machine: int, target: Target, count: int
         time_per_output_token_s=best.point.step_s,
         total_tokens_per_s=per_user * users, power_w=host.typical_power_w,
         reason=(M.TARGET_MET_ONE_COPY if best.copies == 1 else M.TARGET_MET_COPIES)(
-            copies=best.copies, plan=best.group.describe(), cards=par.cards, card=card.id, sequences=best.batch,
+            copies=best.copies, plan=best.group.said(), cards=par.cards, card=card.id, sequences=best.batch,
             per_user=per_user, most=best.most))
 
 
@@ -203,7 +203,7 @@ def _unmet(card: Card, target: Target, closest, tried: int) -> CapacityAnswer:
         wants = []
         if target.tokens_per_s_per_user is not None and speed < target.tokens_per_s_per_user:
             wants.append(M.TARGET_SPEED_MISSED(asked=target.tokens_per_s_per_user, speed=speed,
-                                               plan=group.describe()))
+                                               plan=group.said()))
         if target.ttft_s is not None and ttft > target.ttft_s:
             wants.append(M.TARGET_TTFT_MISSED(asked_s=target.ttft_s, ttft_s=ttft))
         reason = M.CLAUSES(clauses=tuple(wants)) if wants else M.TARGET_NOT_MET()

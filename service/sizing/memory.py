@@ -60,12 +60,12 @@ def usable_bytes(card_bytes: int, usable_fraction: float) -> int:
 
 @dataclass(frozen=True)
 class Component:
-    name: str
+    name: M.Message
     """The part's name, e.g. "weights (bf16)", "Adam m (fp32)", "KV cache", "activations (per card)", "runtime
     overhead"."""
     bytes: int
     """The part's size in bytes."""
-    note: str
+    note: M.Message
     """How the part was counted: bytes per parameter, the weight format, batch x context and KV format, the activation
     method, or per card."""
 
@@ -273,20 +273,28 @@ class TrainingPlan:
                                             self.optimizer, self.mixed_precision, self.expert_params)
 
 
+def _format_note(workload: Workload) -> M.Message:
+    """The weight format's note: every format's is a coded message (precision.py)."""
+    note = workload.precision.note
+    assert isinstance(note, M.Message), note
+    return note
+
+
 def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     """Full fine-tune and pre-training: weights, gradients, master, optimizer (and DeepSpeed's
     fp32 gradient partition), one copy each; the plan that shards them."""
     fp32 = workload.precision.name == "fp32"
     half = 4.0 if fp32 else 2.0
-    items = [(f"weights ({'fp32' if fp32 else 'bf16'})", half),
-             (f"gradients ({'fp32' if fp32 else 'bf16'})", half)]
+    kept = "fp32" if fp32 else "bf16"
+    items = [(M.PART_WEIGHTS(precision=kept), half), (M.PART_GRADIENTS(precision=kept), half)]
     if not fp32:
-        items.append(("master weights (fp32)", 4.0))
-    items.extend(workload.optimizer.states)
+        items.append((M.PART_MASTER(), 4.0))
+    items.extend((M.PART_OPTIMIZER_STATE[name](), b) for name, b in workload.optimizer.states)
     if workload.zero_stage is not None and not fp32:
-        items.append(("fp32 gradient partition (DeepSpeed)", 4.0))
+        items.append((M.PART_GRADIENT_PARTITION(), 4.0))
     typical = sum(b for _, b in items)
-    components = [Component(name, weights_bytes(model.params, b), f"{b:g} B/param") for name, b in items]
+    components = [Component(name, weights_bytes(model.params, b), M.BYTES_PER_PARAM(bytes_per_param=b))
+                  for name, b in items]
     method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
     notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
                  M.MEMORY_DEEPSPEED(stage=workload.zero_stage))
@@ -303,18 +311,17 @@ def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
     adapters = tr.lora_adapter_params(model.linear_shapes, workload.lora_rank, workload.lora_targets)
     if adapters:
         adapter_bytes = round(adapters * tr.lora_bytes_per_adapter_param(workload.optimizer))
-        note = (f"{adapters:,} adapter parameters (rank {workload.lora_rank}, {workload.lora_targets}) "
-                f"x {tr.lora_bytes_per_adapter_param(workload.optimizer):g} B: fp32 weights, "
-                "gradients and optimizer state")
+        note = M.ADAPTERS_COUNTED(adapters=adapters, rank=workload.lora_rank, targets=workload.lora_targets,
+                                  bytes_per_param=tr.lora_bytes_per_adapter_param(workload.optimizer))
         method, low_extra, high_extra = workload.mode, None, None
     else:
         extra = LORA_BYTES_PER_PARAM - 2.0
         adapter_bytes = weights_bytes(model.params, extra)
-        note = f"{extra:g} B/param (guide: LoRA 2.5-3 B/param); the layer shapes are not known"
+        note = M.ADAPTERS_GUIDE(bytes_per_param=extra)
         method, low_extra, high_extra = f"{workload.mode}-guide-rule", LORA_BYTES_PER_PARAM_LOW - 2.0, extra
         notes.assume("lora_adapters", "guide rule", M.LORA_GUIDE_RULE())
-    components = [Component(f"frozen base ({workload.precision.name})", base, workload.precision.note),
-                  Component("adapters, their gradients and optimizer state", adapter_bytes, note)]
+    components = [Component(M.PART_FROZEN_BASE(precision=workload.precision.name), base, _format_note(workload)),
+                  Component(M.PART_ADAPTERS(), adapter_bytes, note)]
     typical = (base + adapter_bytes) / model.params
     low = typical if low_extra is None else base / model.params + low_extra
     high = typical if high_extra is None else base / model.params + high_extra
@@ -332,7 +339,7 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         components, low, high, plan = build(model, workload, notes)
     else:
         stored = weights.weights_bytes(model, workload.precision)
-        components = [Component(f"weights ({workload.precision.name})", stored, workload.precision.note)]
+        components = [Component(M.PART_WEIGHTS(precision=workload.precision.name), stored, _format_note(workload))]
         low = high = stored / model.params
         _format_notes(model, workload, notes)
     weights_total = components[0].bytes
@@ -342,17 +349,16 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     if not workload.training:
         kv_token, kv_seq, kv = _kv(model, workload, notes)
         if kv is not None:
-            components.append(Component("KV cache", kv, f"{workload.batch_size} x "
-                                        f"{workload.context_tokens} tokens, {workload.kv_precision.name}"))
+            components.append(Component(M.PART_KV_CACHE(), kv, M.KV_COUNTED(
+                batch=workload.batch_size, tokens=workload.context_tokens, kv_precision=workload.kv_precision.name)))
     else:
         activations = _training_activations(model, workload, tensor, notes)
         if activations is not None:
-            components.append(Component("activations (per card)", activations,
-                                        f"Korthikanti et al. 2022, recompute {workload.recompute}, "
-                                        f"{workload.batch_size} x {workload.context_tokens} tokens, "
-                                        f"tensor parallel {tensor}"))
+            components.append(Component(M.PART_ACTIVATIONS(), activations, M.ACTIVATIONS_COUNTED(
+                recompute=workload.recompute, batch=workload.batch_size, tokens=workload.context_tokens,
+                tensor=tensor)))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
-    components.append(Component("runtime overhead", overhead, "per card"))
+    components.append(Component(M.PART_RUNTIME(), overhead, M.PER_CARD()))
     return MemoryBreakdown(
         weights_bytes=weights_total,
         expert_weights_bytes=weights.expert_weights_bytes(model, workload.precision)

@@ -994,6 +994,76 @@ NORMALIZE_TF32_TO_BF16 = template(
     "tf32's rate doubled to bf16")
 
 
+# --- plan.py: a plan in words ("tensor 4 x pipeline 2", "one card")
+PLAN_DEGREE = {
+    name: template(f"plan_{name}", f"{words} {{degree}}", f"the plan's {meaning} degree")
+    for name, words, meaning in (("tensor", "tensor", "tensor-parallel"), ("pipeline", "pipeline", "pipeline"),
+                                 ("expert", "attention data-parallel", "attention data-parallel"),
+                                 ("data", "data", "data-parallel"), ("replicas", "replicas", "replica"))
+}
+PLAN_ONE_CARD = template("plan_one_card", "one card", "the plan runs on one card")
+PLAN_TIMES = template("plan_times", "{first} x {rest}", "two parts of a plan, multiplied")
+PLAN_EXPERTS_SPREAD = template(
+    "plan_experts_spread", "{plan}, experts spread over {cards} cards (expert {cards})",
+    "an MoE plan: the routed experts spread over the cards that hold the model")
+
+
+# --- precision.py: formats made on request (the fixed formats' notes are coded in precision.py)
+FORMAT_GROUPED = template(
+    "format_grouped",
+    "{kind} {bits}-bit, group size {group}: an fp16 scale and a {bits}-bit zero per group ({bits} + "
+    "{scale_and_zero_bits}/{group} bits); embeddings and output head stay in 16-bit",
+    "a GPTQ or AWQ layout: bits per weight with the group's scale and zero point")
+FORMAT_AS_GGUF = template(
+    "format_as_gguf", "{format}; as a GGUF file the kept tensors are Q8_0 ({bits:g} bits)",
+    "an MXFP4 checkpoint as llama.cpp stores it")
+
+# --- memory.py: the parts of the memory and how each is counted
+PART_WEIGHTS = template("part_weights", "weights ({precision})", "the model's weights, in their format")
+PART_GRADIENTS = template("part_gradients", "gradients ({precision})", "the gradients, in their format")
+PART_MASTER = template("part_master_weights", "master weights (fp32)", "mixed precision's fp32 copy of the weights")
+PART_GRADIENT_PARTITION = template("part_fp32_gradient_partition", "fp32 gradient partition (DeepSpeed)",
+                                   "DeepSpeed's fp32 gradient partition")
+PART_OPTIMIZER_STATE = {
+    name: template(f"part_{code}", name, meaning)
+    for name, code, meaning in (("Adam m (fp32)", "adam_m_fp32", "Adam's first moment in fp32"),
+                                ("Adam v (fp32)", "adam_v_fp32", "Adam's second moment in fp32"),
+                                ("Adam m (8-bit)", "adam_m_8bit", "8-bit Adam's first moment"),
+                                ("Adam v (8-bit)", "adam_v_8bit", "8-bit Adam's second moment"),
+                                ("momentum (fp32)", "momentum_fp32", "SGD's momentum in fp32"))
+}
+PART_FROZEN_BASE = template("part_frozen_base", "frozen base ({precision})", "LoRA's frozen base weights")
+PART_ADAPTERS = template("part_adapters", "adapters, their gradients and optimizer state",
+                         "LoRA's adapters with their gradients and optimizer state")
+PART_KV_CACHE = template("part_kv_cache", "KV cache", "the KV cache of the batch")
+PART_ACTIVATIONS = template("part_activations", "activations (per card)", "a card's stored activations")
+PART_RUNTIME = template("part_runtime_overhead", "runtime overhead", "the runtime's own memory on each card")
+BYTES_PER_PARAM = template("bytes_per_param", "{bytes_per_param:g} B/param", "bytes per parameter")
+ADAPTERS_COUNTED = template(
+    "adapters_counted",
+    "{adapters:,} adapter parameters (rank {rank}, {targets}) x {bytes_per_param:g} B: fp32 weights, gradients "
+    "and optimizer state", "LoRA's adapters counted from the layer shapes")
+ADAPTERS_GUIDE = template(
+    "adapters_guide", "{bytes_per_param:g} B/param (guide: LoRA 2.5-3 B/param); the layer shapes are not known",
+    "LoRA's adapters by the guide's rule, the layer shapes being unknown")
+KV_COUNTED = template("kv_counted", "{batch} x {tokens} tokens, {kv_precision}",
+                      "the sequences and tokens the KV cache holds, in its format")
+ACTIVATIONS_COUNTED = template(
+    "activations_counted",
+    "Korthikanti et al. 2022, recompute {recompute}, {batch} x {tokens} tokens, tensor parallel {tensor}",
+    "how a card's activations are counted")
+PER_CARD = template("per_card", "per card", "counted once on every card")
+
+# --- questions/estimate.py: the alternatives' labels
+ALT_PRECISION = template("alternative_precision", "precision {precision}", "the same job in another weight format")
+ALT_PLAN = template("alternative_plan", "plan {plan}", "the same job on another plan")
+ALT_TRAINING = template("alternative_training", "{split}, recompute {recompute}",
+                        "the same training job with other sharding and recomputation")
+ALT_GUIDE_SPLIT = template("alternative_guide_split", "guide even split",
+                           "model state split evenly over the cards, as the guide does")
+ALT_ZERO = template("alternative_zero", "ZeRO-{stage}", "DeepSpeed ZeRO at a stage")
+
+
 def check(translations: Mapping[str, str]) -> list[str]:
     """What a catalog lacks or has too much of: templates without a translation, translations
     whose fields differ from the English's, entries no template uses."""

@@ -571,7 +571,7 @@ def _training_on_count(recipes, count, place, given) -> Placement:
 def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> None:
     par = asked.parallelism
     if asked.idle_cards:
-        notes.warn(M.IDLE_CARDS_MULTIPLE(plan=par.describe(), idle=asked.idle_cards, cards=asked.cards))
+        notes.warn(M.IDLE_CARDS_MULTIPLE(plan=par.said(), idle=asked.idle_cards, cards=asked.cards))
     if asked.given:
         notes.assume("parallelism", par.describe(), M.PLAN_GIVEN())
     elif par.model_parallel == 1:
@@ -608,7 +608,7 @@ def _reason(asked: Placement, card: Card, needed: int | None) -> M.Message:
     par = asked.parallelism
     state, need = asked.model_state_bytes_per_card, asked.need_bytes_per_card
     holds = dict(cards=asked.cards, card=card.id, state_bytes=state, rest_bytes=need - state, need_bytes=need)
-    clauses = [M.FIT_HOLDS(**holds) if par.cards == 1 else M.FIT_HOLDS_PLAN(**holds, plan=par.describe())]
+    clauses = [M.FIT_HOLDS(**holds) if par.cards == 1 else M.FIT_HOLDS_PLAN(**holds, plan=par.said())]
     usable = dict(usable_bytes=asked.usable_bytes_per_card, memory_bytes=card.memory_bytes)
     if asked.idle_cards:
         clauses.append(M.FIT_USABLE(**usable))

@@ -73,14 +73,21 @@ class Parallelism:
             return self.tensor * self.expert
         return 1
 
-    def describe(self) -> str:
-        names = {"expert": "attention data-parallel"}
-        parts = [f"{names.get(name, name)} {getattr(self, name)}"
+    def said(self) -> M.Message:
+        """The plan in words, as a coded message: "tensor 4 x pipeline 2", "one card"; an MoE's
+        experts spread over their cards after it."""
+        parts = [M.PLAN_DEGREE[name](degree=getattr(self, name))
                  for name in ("tensor", "pipeline", "expert", "data", "replicas") if getattr(self, name) > 1]
-        text = " x ".join(parts) if parts else "one card"
+        said = M.PLAN_ONE_CARD() if not parts else parts[-1]
+        for part in reversed(parts[:-1]):
+            said = M.PLAN_TIMES(first=part, rest=said)
         if self.expert_width > 1:
-            text += f", experts spread over {self.expert_width} cards (expert {self.expert_width})"
-        return text
+            said = M.PLAN_EXPERTS_SPREAD(plan=said, cards=self.expert_width)
+        return said
+
+    def describe(self) -> str:
+        """The plan in English words, as data (an assumption's value): the text of `said`."""
+        return str(self.said())
 
 
 def spanned(par: Parallelism) -> Parallelism:
@@ -128,7 +135,7 @@ class PlanAnswer:
     given: bool
     """Whether the caller gave the plan in workload.parallelism; false when the engine's plan or the training recipe
     search chose it."""
-    description: str
+    description: M.Message
     """The plan in words, e.g. "tensor 4 x pipeline 9 x replicas 2" or "one card"; an MoE plan names its attention
     data-parallel groups and the cards the experts spread over."""
     micro_batch: int | None = None
@@ -152,7 +159,7 @@ def plan_answer(par: Parallelism, cards: int, machines: int, per_machine: int, g
     return PlanAnswer(
         tensor=par.tensor, pipeline=par.pipeline, expert=par.expert_width, data=par.data,
         replicas=par.replicas, cards=par.cards, idle_cards=cards - par.cards, machines=machines,
-        cards_per_machine=per_machine, given=given, description=par.describe(),
+        cards_per_machine=per_machine, given=given, description=par.said(),
         micro_batch=None if training is None else training.micro_batch,
         gradient_accumulation=None if training is None else training.gradient_accumulation,
         global_batch_tokens=None if training is None else training.global_batch_tokens)

@@ -9,6 +9,7 @@ too, and the GGUF figures below are whole-file averages that already include the
 import re
 from dataclasses import dataclass, replace
 
+from . import messages as M
 from .errors import UnknownPrecisionError
 
 HALF = ("bf16", "fp16")
@@ -21,7 +22,7 @@ class Precision:
     name: str
     bits_per_value: float
     compute_keys: tuple[str, ...]
-    note: str
+    note: str  # a coded message (messages.Message) once the module has loaded (_coded, below)
     keeps_embeddings: bool = False
     family: str = "float"
     kept_bits_per_value: float = 16.0
@@ -48,7 +49,7 @@ def as_loaded_by(precision: Precision, engine: str | None) -> Precision:
     """The format as an engine loads it: a GGUF engine stores MXFP4's kept tensors at Q8_0."""
     if engine in GGUF_ENGINES and precision.family == "fp4" and precision.keeps_embeddings:
         return replace(precision, kept_bits_per_value=GGUF_KEPT_BITS,
-                       note=precision.note + "; as a GGUF file the kept tensors are Q8_0 (8.5 bits)")
+                       note=M.FORMAT_AS_GGUF(format=precision.note, bits=GGUF_KEPT_BITS))
     return precision
 
 
@@ -60,7 +61,7 @@ def _gguf(name: str, bpw: float, note: str) -> Precision:
 # of the whole file, k-quant mixes and the tensors kept at higher precision included.
 _LLAMA_CPP = "whole-file average on Llama 2 7B per llama.cpp's quantize README"
 
-_FIXED = (
+_FIXED: tuple[Precision, ...] = (
     Precision("fp32", 32, ("fp32",), "IEEE single precision"),
     Precision("bf16", 16, ("bf16", "fp16"), "bfloat16"),
     Precision("fp16", 16, ("fp16", "bf16"), "IEEE half precision"),
@@ -97,6 +98,10 @@ _FIXED = (
               "FP8 E4M3 scale per block of 16 (4 + 8/16); embeddings and output head stay in "
               "16-bit", True, "fp4"),
 )
+# Each format's note is a coded message (its code from the format's name), said in the caller's
+# language from the catalog like every other.
+_FIXED = tuple(replace(p, note=M.template(f"format_{p.name.replace('-', '_')}", p.note, f"the {p.name} format")())
+               for p in _FIXED)
 _BY_NAME = {p.name: p for p in _FIXED}
 
 _ALIASES = {
@@ -129,9 +134,7 @@ def _grouped(match: re.Match, field: str) -> Precision:
     bpw = bits + (16 + bits) / group
     return Precision(
         f"{kind}-int{bits}-g{group}", bpw, HALF,
-        f"{kind.upper()} {bits}-bit, group size {group}: an fp16 scale and a {bits}-bit zero per "
-        f"group ({bits} + {16 + bits}/{group} bits); embeddings and output head stay in 16-bit",
-        True, kind)
+        M.FORMAT_GROUPED(kind=kind.upper(), bits=bits, group=group, scale_and_zero_bits=16 + bits), True, kind)
 
 
 def get_precision(name: str, field: str = "precision") -> Precision:

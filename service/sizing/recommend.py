@@ -363,10 +363,11 @@ def scenario_assumptions(scenario: Scenario, given: set[str]) -> tuple[Assumptio
     constraints, each with where it comes from."""
     why = M.SCENARIO_SUPPLIES(scenario=scenario.id, title=scenario.title)
     c = scenario.constraints
-    supplied = {
+    supplied = {  # values as data: key=value, the way a caller writes them
         "model": scenario.model,
-        "workload": ", ".join(f"{k} {v}" for k, v in scenario.workload.items()),
-        "constraints": ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+        "workload": ", ".join(f"{k}={v}" for k, v in scenario.workload.items()),
+        "constraints": ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={str(v).lower()}"
+                                 if isinstance(v, bool) else f"{k}={v}"
                                  for k, v in vars(c).items() if v not in (None, False)),
     }
     return tuple(Assumption(name, value, why) for name, value in supplied.items() if name not in given)

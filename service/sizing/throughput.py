@@ -226,7 +226,7 @@ class ThroughputAnswer:
     turns compute-bound."""
     # The plan the full-load figures (max_total_tokens_per_s and its kin) are for: the plan shown
     # serves the batch asked fastest, and on the same cards another may serve most at full load.
-    capacity_parallelism: str | None = None
+    capacity_parallelism: M.Message | None = None
     """The plan the full-load figures are priced on (described as parallelism.description); it can differ from the
     plan shown, which serves the asked batch fastest. Null with max_total_tokens_per_s."""
 
@@ -405,7 +405,7 @@ def throughput_answer(
         output_tokens=workload.output_tokens or 1,
         **capacity,
         decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
-        capacity_parallelism=capacity_placement.parallelism.describe()
+        capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
     )
 
@@ -736,4 +736,4 @@ def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
         notes.assume("decode_weights", "min(batch x active, all)",
                      M.DECODE_READS_ACTIVE(params=model.params, active=model.params_per_token))
     elif model.decode_skipped_params:
-        notes.assume("decode_weights", "all but the input embedding", M.DECODE_SKIPS_EMBEDDING())
+        notes.assume("decode_weights", "all_but_input_embedding", M.DECODE_SKIPS_EMBEDDING())

@@ -1,20 +1,16 @@
 """Chinese by rule for the plain text a coded message carries as a parameter (see zh.py):
 (pattern, template).
 
-Every sentence the domain says is a coded message, said from locale/zh.po. What reaches these
-rules is text that is data, not a sentence of the service's: a plan's description ("tensor 4 x
-pipeline 3", zh_terms.py), a list of card ids, where a model's positions come from, the guide's
-scenario titles, a family's why and the catalog's interconnect names. A `t_` group holds text
-translated by its own rule. Ids, numbers and cited sources stay as they are.
+Every sentence the domain says is a coded message, said from locale/zh.po, and so is a plan's
+description. What reaches these rules is text that is data, not a sentence of the service's: a
+list of card ids, where a model's positions come from, a family's why and the catalog's
+interconnect names. A `t_` group holds text translated by its own rule. Ids, numbers and cited
+sources stay as they are.
 """
 
-from .zh_terms import PLAN_RULES
-from .zh_terms import N as _N
+_N = r"[\d,.]+"  # a number as the domain prints it: 1,000 / 53.9
 
 RULES: tuple[tuple[str, str], ...] = (
-    # --- plan.py Parallelism.describe(): "tensor 4 x pipeline 3", "one card"
-    *PLAN_RULES,
-
     # --- a list of card ids, "a, b, c" -> "a、b、c" (a family's other variants)
     (r"(?P<a>[a-z0-9][a-z0-9.-]*), (?P<t_rest>[a-z0-9][a-z0-9.-]*(?:, [a-z0-9][a-z0-9.-]*)*)",
      "{a}、{t_rest}"),

@@ -32,8 +32,8 @@ def test_the_full_load_figures_come_from_the_plan_that_serves_most(client):
     serve more, and the answer says which plan its full-load figures are for."""
     body = estimate(client, "llama-3.1-8b", A100_8, engine="vllm", batch_size=1)
     speed = body["throughput"]
-    assert body["parallelism"]["description"] == "tensor 8"
-    assert speed["capacity_parallelism"] != "tensor 8"
+    assert body["parallelism"]["description"]["message"] == "tensor 8"
+    assert speed["capacity_parallelism"]["message"] != "tensor 8"
     alone = estimate(client, "llama-3.1-8b", {"card": "a100-80gb-sxm", "count": 1}, engine="vllm")
     assert speed["max_total_tokens_per_s"] > 7 * alone["throughput"]["max_total_tokens_per_s"]
 
@@ -56,8 +56,8 @@ def test_expert_parallelism_spans_the_cards_that_hold_the_model(client, plan, ca
                     parallelism=plan)
     par = body["parallelism"]
     assert par["cards"] == cards and par["expert"] == plan["expert"] and par["tensor"] == plan["tensor"]
-    assert f"experts spread over {plan['expert']} cards" in par["description"]
-    assert (f"attention data-parallel {attention_groups}" in par["description"]) == (attention_groups > 1)
+    assert f"experts spread over {plan['expert']} cards" in par["description"]["message"]
+    assert (f"attention data-parallel {attention_groups}" in par["description"]["message"]) == (attention_groups > 1)
 
 
 def test_an_expert_degree_that_is_no_multiple_of_tensor_is_refused(client):

@@ -1,6 +1,7 @@
 """Every sentence an answer says is a coded message: {code, message, params}, the code one of the
 contract's enum, the params the same in every language (only `message` is said in the caller's)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,8 @@ def test_messages_carry_a_known_code_and_the_same_params_in_every_language(clien
     assert {m["code"] for _, m in english} <= CODES
     assert [(where, m["code"]) for where, m in english] == [(where, m["code"]) for where, m in chinese]
     for (_, en), (_, zh) in zip(english, chinese, strict=True):
-        assert en["message"] != zh["message"] or not any(c.isalpha() for c in en["message"])
+        if re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", en["message"]):  # words, not a lone name (bfloat16)
+            assert en["message"] != zh["message"], en
         assert _without_text(en["params"]) == _without_text(zh["params"])
 
 

@@ -116,8 +116,9 @@ def test_qlora_7b_against_litgpt_measurement(client):
 def test_lora_adapters_are_counted_from_the_layer_shapes(client):
     body = post(client, "/v1/memory", {"model": "llama-2-7b", "workload": {
         "mode": "lora", "lora_rank": 16, "lora_targets": "all_linear"}})
-    adapters = next(c for c in body["components"] if c["name"].startswith("adapters"))
-    assert "39,976,960 adapter parameters" in adapters["note"]  # PEFT prints the same for r=16
+    adapters = next(c for c in body["components"] if c["name"]["code"] == "part_adapters")
+    assert adapters["note"]["params"]["adapters"] == 39_976_960  # PEFT prints the same for r=16
+    assert "39,976,960 adapter parameters" in adapters["note"]["message"]
     assert adapters["bytes"] == 39_976_960 * 16
 
 
@@ -252,12 +253,12 @@ def test_estimate_reports_ranges_not_false_points(client):
 
 def test_estimate_compares_alternatives(client):
     body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}})
-    options = {a["option"]: a for a in body["alternatives"]}
+    options = {a["option"]["message"]: a for a in body["alternatives"]}
     assert options["precision bf16"]["cards_needed"] == 2
     assert options["precision awq"]["cards_needed"] == 1
     assert options["precision awq"]["value"] > options["precision fp8"]["value"]  # fewer bytes read
     training = post(client, "/v1/estimate", {"model": "llama-3.1-8b", "hardware": {"card": "a100-80gb-sxm"},
                                           "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
-    options = {a["option"]: a for a in training["alternatives"]}
+    options = {a["option"]["message"]: a for a in training["alternatives"]}
     assert options["ZeRO-3, recompute selective"]["cards_needed"] <= options["ZeRO-1, recompute selective"]["cards_needed"]
     assert "8 FLOPs" in options["guide even split, recompute full"]["note"]["message"]

@@ -31,7 +31,7 @@ def test_copies_beat_one_larger_copy_when_they_take_fewer_cards(client):
     body = post(client, "/v1/estimate", {"model": "llama-3.1-8b", "workload": {"engine": "vllm", "batch_size": batch},
                                       "hardware": {"card": H100}})
     assert body["cards_needed"] == 3
-    assert body["parallelism"]["description"] == "replicas 3"
+    assert body["parallelism"]["description"]["message"] == "replicas 3"
 
 
 def test_an_moe_model_only_pipeline_stages_hold_is_placed_on_them(client):

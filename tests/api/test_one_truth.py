@@ -109,7 +109,7 @@ def test_models_default_to_the_format_they_ship_in(client, model, card, precisio
     assert answer["fits"] and answer["cards_needed"] == (8 if model == "deepseek-v3" else 1)
     said = next(a for a in answer["assumptions"] if a["name"] == "precision")
     assert said["value"] == precision and "ships" in said["note"]["message"]
-    assert "precision bf16" in {alt["option"] for alt in answer["alternatives"]}
+    assert "precision bf16" in {alt["option"]["message"] for alt in answer["alternatives"]}
 
 
 def test_a_gguf_engine_keeps_the_tensors_outside_the_experts_at_q8_0(client):
@@ -306,7 +306,7 @@ def test_a_budget_without_prices_is_a_warning(client):
 def test_example_cards_hold_the_job_on_the_recommended_count(client, scenario):
     answer = post(client, "/v1/recommend", {"scenario": scenario})
     said = {a["name"]: a["value"] for a in answer["assumptions"]}
-    workload = dict(pair.split(" ") for pair in said["workload"].split(", "))
+    workload = dict(pair.split("=") for pair in said["workload"].split(", "))
     workload = {k: int(v) if v.isdigit() else v for k, v in workload.items()}
     assert answer["example_cards"]
     for card in answer["example_cards"]:

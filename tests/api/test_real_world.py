@@ -45,8 +45,8 @@ def test_q4_k_m_of_70b_needs_more_than_two_4090s_at_long_context(client):
     # Tensor parallelism needs a degree that divides 64 heads and 8 KV heads: 4 cards; a layer
     # split holds it on 3, and the answer says so.
     assert answer["fits"] is False and answer["cards_needed"] == 4
-    fewer = next(a for a in answer["alternatives"] if a["option"].startswith("plan"))
-    assert fewer["cards_needed"] == 3 and "pipeline 3" in fewer["option"]
+    fewer = next(a for a in answer["alternatives"] if a["option"]["code"] == "alternative_plan")
+    assert fewer["cards_needed"] == 3 and "pipeline 3" in fewer["option"]["message"]
 
 
 def test_mixtral_holds_every_expert_but_decodes_the_active_ones(client):

@@ -28,7 +28,7 @@ def test_memory_of_7b(client, workload, field, expected):
 
 def test_full_finetune_breakdown_is_14_14_28_28_28_gb(client):
     body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": {"mode": "full_finetune"}})
-    state = [c["bytes"] for c in body["components"] if c["name"] != "runtime overhead"]
+    state = [c["bytes"] for c in body["components"] if c["name"]["code"] != "part_runtime_overhead"]
     assert state == [14 * GB, 14 * GB, 28 * GB, 28 * GB, 28 * GB]
     assert (body["bytes_per_param"], body["bytes_per_param_high"]) == (16, 20)
 

@@ -103,13 +103,14 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
         released = (model.released_precision,) if model.released_precision else ()
         for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
             variant = replace(given, precision=name, parallelism=None)
-            out.append(_inference_alternative(model, variant, hardware, f"precision {name}"))
+            out.append(_inference_alternative(model, variant, hardware, M.ALT_PRECISION(precision=name)))
         if serve is not None and serve.placements.fewer is not None:
             out.append(_fewer_cards(model, workload, hardware, serve))
         return tuple(out)
     for stage, recompute in TRAINING_ALTERNATIVES:
         variant = replace(given, zero_stage=stage, recompute=recompute)
-        label = (f"{'guide even split' if stage is None else f'ZeRO-{stage}'}, recompute {recompute}")
+        label = M.ALT_TRAINING(split=M.ALT_GUIDE_SPLIT() if stage is None else M.ALT_ZERO(stage=stage),
+                               recompute=recompute)
         out.append(_training_alternative(model, variant, hardware, label))
     return tuple(out)
 
@@ -126,7 +127,7 @@ def _inference_alternative(model, variant, hardware, label) -> Alternative:
     return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
                        stream_speed(resolved, job.setup),
                        M.ALT_WEIGHTS(weights_bytes=job.breakdown.weights_bytes,
-                                     plan=job.placement.parallelism.describe()))
+                                     plan=job.placement.parallelism.said()))
 
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:
@@ -136,7 +137,7 @@ def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serv
     assert fewer is not None and least is not None
     planned = replace(workload, parallelism=fewer.parallelism)
     s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
-    return Alternative(f"plan {fewer.parallelism.describe()}", fewer.cards, "decode_tokens_per_s_expected",
+    return Alternative(M.ALT_PLAN(plan=fewer.parallelism.said()), fewer.cards, "decode_tokens_per_s_expected",
                        stream_speed(planned, s),
                        M.ALT_PIPELINE(cards=fewer.cards, needs=least.cards))
 
@@ -152,7 +153,7 @@ def _training_alternative(model, variant, hardware, label) -> Alternative:
         return Alternative(label, None, "need_bytes_per_card", None, M.ALT_NO_COUNT())
     return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
                        M.ALT_FLOPS(flops=compute_multiplier(resolved.recompute, resolved.adapters),
-                                   plan=job.placement.parallelism.describe()))
+                                   plan=job.placement.parallelism.said()))
 
 
 def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswer | None,

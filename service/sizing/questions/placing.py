@@ -84,8 +84,8 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     full_load = None
     if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
         full_load = plan.full_load
-        described = full_load[0].parallelism.describe()
-        notes.assume("full_load_parallelism", described, M.FULL_LOAD_PLAN(plan=described))
+        plan_used = full_load[0].parallelism
+        notes.assume("full_load_parallelism", plan_used.describe(), M.FULL_LOAD_PLAN(plan=plan_used.said()))
     return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
                    full_load)
 
@@ -254,7 +254,7 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
                                    across=M.EXPERT_PARALLELISM() if par.expert > 1 else M.PIPELINE_STAGES())
     notes.assume("parallelism", par.describe(), why)
     if shown.idle_cards:
-        notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.describe(), idle=shown.idle_cards, cards=shown.cards))
+        notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.said(), idle=shown.idle_cards, cards=shown.cards))
     if engine.split == "layer" and par.pipeline > shown.cards_per_machine:
         notes.warn(M.LAYER_SPLIT_SPANS_MACHINES(cards=par.pipeline, machines=shown.machines))
     if par.tensor > shown.cards_per_machine:
@@ -262,7 +262,7 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
     fewer, least = placements.fewer, placements.least
     if fewer is not None and least is not None:
         notes.assume("cards_needed", least.cards, M.PIPELINE_FEWER_CARDS(
-            cards=least.cards, fewer=fewer.cards, plan=fewer.parallelism.describe()))
+            cards=least.cards, fewer=fewer.cards, plan=fewer.parallelism.said()))
 
 
 BUBBLE_WARNING_SHARE = 0.2  # of a step; beyond it the plan wastes a fifth of its cards' time
@@ -282,7 +282,7 @@ def _training_warnings(train: TrainingAnswer, card: Card, par: Parallelism, note
         parts = {M.PART_TENSOR: train.tensor_comm_s or 0.0, M.PART_EXPERT: train.expert_comm_s or 0.0,
                  M.PART_BUBBLE: train.pipeline_bubble_s or 0.0, M.PART_DATA: train.data_comm_exposed_s or 0.0}
         worst = max(parts, key=parts.__getitem__)
-        notes.warn(M.STEP_MOSTLY_WAITING(share=train.step_efficiency, step_s=train.step_s, plan=par.describe(),
+        notes.warn(M.STEP_MOSTLY_WAITING(share=train.step_efficiency, step_s=train.step_s, plan=par.said(),
                                          worst=worst(), worst_s=parts[worst]))
     if train.gradient_sync_s and train.gradient_sync_s > train.step_compute_s:
         notes.warn(M.GRADIENT_SYNC_BINDS(sync_s=train.gradient_sync_s, compute_s=train.step_compute_s))

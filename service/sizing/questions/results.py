@@ -141,7 +141,7 @@ class Alternative:
     """Another way to run the same job that the service compared: what changes, the cards it
     needs, and its headline figure."""
 
-    option: str
+    option: Message
     """What changes: "precision <format>", "plan <description>" (a layer split on fewer cards), or a training recipe
     ("ZeRO-<n>" or "guide even split", with a recompute mode)."""
     cards_needed: int | None
