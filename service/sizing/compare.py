@@ -12,6 +12,7 @@ option beats on both cost and speed are marked.
 """
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from . import defaults as d
@@ -38,7 +39,7 @@ from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, spa
 from .questions import CONSUMER_DUTY_WARNING, opening, scaling
 from .throughput import Range
 from .units import SECONDS_PER_DAY, SECONDS_PER_HOUR
-from .zh import said_in
+from .zh import said_in, sentences
 
 RANK_BY = ("cost_of_ownership", "cost_per_token", "power", "cards")
 MAX_OPTIONS = 64
@@ -479,55 +480,35 @@ def _unbeaten(option: CompareOption, options: list[CompareOption], training: boo
 def compare_summary(lang: str, model: ModelSpec, workload: Workload, target: Target | None,
                     deadline_days: float | None, years: float, rank_by: str,
                     options: list[CompareOption], currency: str) -> str:
-    """The decision in two or three sentences a chatbot can quote."""
-    zh = lang == "zh"
+    """The decision in two or three sentences a chatbot can quote (coded messages said in `lang`)."""
+    return sentences(lang, tuple(_summary(model, workload, target, deadline_days, years, rank_by, options,
+                                          currency)))
+
+
+def _summary(model, workload, target, deadline_days, years, rank_by, options, currency) -> Iterator[M.Message]:
     meeting = [o for o in options if o.meets_target]
-    head = _question(zh, model, workload, target, deadline_days, years)
+    asked = _asked(model, workload, target, deadline_days, years)
     if not meeting:
-        return head + ("：所比较的方案都达不到。" if zh else ": no option compared meets it.")
+        yield M.COMPARE_NONE(asked=asked)
+        return
     best = meeting[0]
-    by = _RANK_WORDS[rank_by][1 if zh else 0]
+    said = dict(asked=asked, meeting=len(meeting), options=len(options), by=M.RANK_BY_WORDS[rank_by](),
+                best=best.label)
     own = best.cost_of_ownership
-    if zh:
-        text = head + f"：{len(meeting)}/{len(options)} 个方案达标；按{by}，{best.label} 最优"
-        text += (f"，{years:g} 年拥有成本约 {own.typical:,.0f} {currency}"
-                 f"（{own.low:,.0f}-{own.high:,.0f}）。" if own else "（无价格）。")
-    else:
-        text = head + f": {len(meeting)} of {len(options)} options meet it; by {by}, {best.label} comes first"
-        text += (f", {own.typical:,.0f} {currency} to own over {years:g} years "
-                 f"({own.low:,.0f}-{own.high:,.0f})." if own else " (no price).")
-    return text + _rent_sentence(zh, best, currency)
+    yield (M.COMPARE_BEST_OWNED(**said, own=own.typical, own_low=own.low, own_high=own.high, currency=currency,
+                                years=years) if own else M.COMPARE_BEST_NO_PRICE(**said))
+    if best.rent_cost is not None:
+        months = best.break_even_months
+        yield (M.RENT_BREAKS_EVEN(rent=best.rent_cost, currency=currency, months=months) if months is not None
+               else M.RENT_STAYS_CHEAPER(rent=best.rent_cost, currency=currency))
 
 
-_RANK_WORDS = {"cost_of_ownership": ("cost of ownership", "拥有成本"),
-               "cost_per_token": ("cost per token", "单位成本"),
-               "power": ("power", "功耗"), "cards": ("cards", "卡数")}
-
-
-def _question(zh: bool, model: ModelSpec, workload: Workload, target: Target | None,
-              deadline_days: float | None, years: float) -> str:
+def _asked(model: ModelSpec, workload: Workload, target: Target | None, deadline_days: float | None,
+           years: float) -> M.Message:
     if target is not None:
+        said = dict(model=model.name, precision=workload.precision.name, users=target.concurrent_users, years=years)
         speed = target.tokens_per_s_per_user
-        if zh:
-            return (f"{model.name}（{workload.precision.name}）同时服务 {target.concurrent_users} 位用户"
-                    + (f"、每人 {speed:g} token/s" if speed is not None else "") + f"，{years:g} 年")
-        return (f"Serving {model.name} ({workload.precision.name}) to {target.concurrent_users} users"
-                + (f" at {speed:g} tokens/s each" if speed is not None else "") + f" for {years:g} years")
-    tokens = workload.train_tokens or 0
-    if zh:
-        return (f"{model.name} {workload.mode} 训练 {tokens:.3g} token"
-                + (f"，{deadline_days:g} 天内完成" if deadline_days is not None else ""))
-    return (f"Training {model.name} ({workload.mode}) on {tokens:.3g} tokens"
-            + (f" within {deadline_days:g} days" if deadline_days is not None else ""))
-
-
-def _rent_sentence(zh: bool, option: CompareOption, currency: str) -> str:
-    if option.rent_cost is None:
-        return ""
-    months = option.break_even_months
-    if zh:
-        return (f"租用同样的卡需 {option.rent_cost:,.0f} {currency}；"
-                + (f"购买约 {months:.0f} 个月回本。" if months is not None else "租用始终更便宜。"))
-    return (f" Renting the same cards costs {option.rent_cost:,.0f} {currency}; "
-            + (f"buying breaks even after {months:.0f} months." if months is not None
-               else "renting stays cheaper."))
+        return M.COMPARE_SERVING(**said) if speed is None else M.COMPARE_SERVING_SPEED(**said, speed=speed)
+    said = dict(model=model.name, mode=workload.mode, tokens=workload.train_tokens or 0)
+    return (M.COMPARE_TRAINING(**said) if deadline_days is None
+            else M.COMPARE_TRAINING_DEADLINE(**said, deadline_days=deadline_days))

@@ -1064,6 +1064,134 @@ ALT_GUIDE_SPLIT = template("alternative_guide_split", "guide even split",
 ALT_ZERO = template("alternative_zero", "ZeRO-{stage}", "DeepSpeed ZeRO at a stage")
 
 
+# --- summary.py: the estimate's summary, sentence by sentence
+MODE_WORDS = {
+    mode: template(f"mode_{mode}", words, f"the mode {mode}, in a sentence")
+    for mode, words in (("inference", "inference"), ("full_finetune", "a full fine-tune"),
+                        ("lora", "a LoRA fine-tune"), ("qlora", "a QLoRA fine-tune"), ("pretrain", "pre-training"))
+}
+BOUND_WORDS = {
+    bound: template(f"bound_{bound}", f"{bound}-bound", f"decoding is {bound}-bound")
+    for bound in ("memory", "compute")
+}
+TRAINING_METHOD = {
+    method: template(f"training_method_{method.replace(' ', '_').lower()}", method, meaning)
+    for method, meaning in (("given MFU", "the training time is priced at the caller's MFU"),
+                            ("given scaling efficiency", "the training time is priced at the caller's scaling"))
+}
+SUMMARY_NEED = template(
+    "summary_need",
+    "A {params:B|.1f}B-parameter model in {precision} for {mode} needs {total_bytes:GB|.1f} GB on one card, of which "
+    "{state_bytes:GB|.1f} GB is model state.", "the summary: the memory the job needs on one card")
+SUMMARY_NEED_MANY = template(
+    "summary_need_many",
+    "A {params:B|.1f}B-parameter model in {precision} for {mode} needs {card_bytes:GB|.1f} GB per card on {cards} "
+    "cards ({total_bytes:GB|.1f} GB in all), of which {state_bytes:GB|.1f} GB per card is model state.",
+    "the summary: the memory the job needs per card on several cards")
+SUMMARY_CONTEXT = template(
+    "summary_context",
+    "The {context:,}-token context is beyond the model's {positions:,} positions: expect degraded output.",
+    "the summary: the context is longer than the model was trained for")
+SUMMARY_NEVER = template("summary_never", "It does not fit on any number of {card} cards.",
+                         "the summary: no count of the card holds the job")
+SUMMARY_FITS = template("summary_fits", "It fits on {cards} x {card} ({free_bytes:GB|.1f} GB free per card).",
+                        "the summary: the job fits, with the memory left")
+SUMMARY_SHORT = template(
+    "summary_short", "It does not fit on {cards} x {card} ({short_bytes:GB|.1f} GB short per card); {needed} are "
+    "needed.", "the summary: the job does not fit on the cards asked, and the count that holds it")
+SUMMARY_SPEED = template(
+    "summary_speed",
+    "On {cards} x {card} it generates about {expected:.1f} tokens/s per stream ({low:.1f}-{high:.1f}; ceiling "
+    "{ceiling:.1f}, {bound}){batch}", "the summary: one stream's decode speed")
+SUMMARY_SPEED_PLAN = template(
+    "summary_speed_plan",
+    "On {cards} x {card} ({plan}) it generates about {expected:.1f} tokens/s per stream ({low:.1f}-{high:.1f}; "
+    "ceiling {ceiling:.1f}, {bound}){batch}", "the summary: one stream's decode speed on a plan of several cards")
+SUMMARY_BATCH = template("summary_batch", ", {total:.0f} tokens/s for a batch of {batch_size}.",
+                         "the summary: the batch's total decode speed")
+SUMMARY_SINGLE = template("summary_single", ".", "the end of the speed sentence for one stream")
+SUMMARY_LOAD = template(
+    "summary_load",
+    "At full load ({prompt} tokens in, {output} out) it sustains about {total:,.0f} output tokens/s with "
+    "{sequences} sequences at once.", "the summary: the output tokens/s at full load")
+SUMMARY_TRAIN = template(
+    "summary_train",
+    "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
+    "{high_s:days|.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling ({method}).",
+    "the summary: the training time at the caller's MFU or scaling")
+SUMMARY_TRAIN_STEP = template(
+    "summary_train_step",
+    "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
+    "{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included (step model).",
+    "the summary: the training time by the step model")
+SUMMARY_TRAIN_STEP_GUIDE = template(
+    "summary_train_step_guide",
+    "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
+    "{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included (step model); the guide's "
+    "scaling curve says {guide_s:days|.1f}.", "the summary: the training time by the step model and the guide's curve")
+MACHINE_DRAWS = template("machine_draws", "The machine draws", "the summary: one machine's draw")
+MACHINES_DRAW = template("machines_draw", "The {machines} machines draw", "the summary: the machines' draw")
+SUMMARY_ENERGY = template(
+    "summary_energy",
+    "{who} about {power_w:,.0f} W: {cost:,.0f} {currency} of electricity a year at {price:g} per kWh.",
+    "the summary: the draw and a year's electricity")
+
+
+# --- the capacity and comparison summaries
+SERVING_ASKED = template("serving_asked", "Serving {model} ({precision}) to {users} users at once",
+                         "a summary's head: the serving question asked")
+SERVING_ASKED_SPEED = template(
+    "serving_asked_speed", "Serving {model} ({precision}) to {users} users at once at {speed:g} tokens/s each",
+    "a summary's head: the serving question asked, with a speed per user")
+SERVING_ASKED_TTFT = template(
+    "serving_asked_ttft",
+    "Serving {model} ({precision}) to {users} users at once with the first token within {ttft_s:g} s",
+    "a summary's head: the serving question asked, with a time to first token")
+SERVING_ASKED_SPEED_TTFT = template(
+    "serving_asked_speed_ttft",
+    "Serving {model} ({precision}) to {users} users at once at {speed:g} tokens/s each with the first token "
+    "within {ttft_s:g} s", "a summary's head: the serving question asked, with a speed and a time to first token")
+CAPACITY_NONE = template("capacity_none", "{asked}: no card compared meets it.",
+                         "the capacity summary when no card meets the target")
+CAPACITY_BEST = template(
+    "capacity_best", "{asked} takes at least {cards} x {card} ({plan}, {machines}), about {speed:.1f} tokens/s per "
+    "user.", "the capacity summary: the fewest cards that meet the target")
+ONE_MACHINE = template("one_machine", "1 machine", "one machine")
+MACHINES_COUNT = template("machines_count", "{machines} machines", "several machines")
+COMPARE_SERVING = template("compare_serving", "Serving {model} ({precision}) to {users} users for {years:g} years",
+                           "a comparison's head: the serving question asked")
+COMPARE_SERVING_SPEED = template(
+    "compare_serving_speed",
+    "Serving {model} ({precision}) to {users} users at {speed:g} tokens/s each for {years:g} years",
+    "a comparison's head: the serving question asked, with a speed per user")
+COMPARE_TRAINING = template("compare_training", "Training {model} ({mode}) on {tokens:.3g} tokens",
+                            "a comparison's head: the training question asked")
+COMPARE_TRAINING_DEADLINE = template(
+    "compare_training_deadline", "Training {model} ({mode}) on {tokens:.3g} tokens within {deadline_days:g} days",
+    "a comparison's head: the training question asked, with a deadline")
+COMPARE_NONE = template("compare_none", "{asked}: no option compared meets it.",
+                        "the comparison's summary when no option meets the target")
+RANK_BY_WORDS = {
+    key: template(f"rank_by_{key}", words, f"options ranked by {words}")
+    for key, words in (("cost_of_ownership", "cost of ownership"), ("cost_per_token", "cost per token"),
+                       ("power", "power"), ("cards", "cards"))
+}
+COMPARE_BEST_OWNED = template(
+    "compare_best_owned",
+    "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first, {own:,.0f} {currency} to own "
+    "over {years:g} years ({own_low:,.0f}-{own_high:,.0f}).",
+    "the comparison's summary: the first option and its cost of ownership")
+COMPARE_BEST_NO_PRICE = template(
+    "compare_best_no_price", "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first (no price).",
+    "the comparison's summary: the first option, without a price")
+RENT_BREAKS_EVEN = template(
+    "rent_breaks_even", "Renting the same cards costs {rent:,.0f} {currency}; buying breaks even after {months:.0f} "
+    "months.", "renting against buying: when buying pays off")
+RENT_STAYS_CHEAPER = template(
+    "rent_stays_cheaper", "Renting the same cards costs {rent:,.0f} {currency}; renting stays cheaper.",
+    "renting against buying: renting is cheaper over the years")
+
+
 def check(translations: Mapping[str, str]) -> list[str]:
     """What a catalog lacks or has too much of: templates without a translation, translations
     whose fields differ from the English's, entries no template uses."""

@@ -67,6 +67,17 @@ def _coded_in_zh(value):
     return value
 
 
+# Chinese sentences end in 。 and follow one another without a space; English ones take a space.
+_SENTENCE_GAP = {"zh": ""}
+
+
+def sentences(lang: str, said) -> str:
+    """Coded messages said in `lang` as one paragraph (a summary)."""
+    if lang == "zh":
+        return "".join(m.say(translations("zh"), to_zh) for m in said)
+    return _SENTENCE_GAP.get(lang, " ").join(said)
+
+
 def said_in(lang: str, result):
     """The result with its words in `lang` (zh translates; any other language leaves it as it
     is): every coded message wherever it stands (warnings, notes, reasons, host notes, ranges)."""

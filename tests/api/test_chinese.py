@@ -163,3 +163,14 @@ def test_every_string_of_a_chinese_answer_is_chinese(client):
             if field not in NOT_SAID and _english_run(text) is not None:
                 left.setdefault(field, (where, text))
     assert not left, "\n".join(f"{field} ({where}): {text}" for field, (where, text) in list(left.items())[:20])
+
+
+def test_a_chinese_summary_says_its_plan_in_chinese_too(client):
+    """A plan inside brackets escapes the English-run check above: the summary is made of coded
+    messages, its plan one of them, so the plan is said in Chinese as well."""
+    capacity = post(client, "/v1/capacity", {"model": "deepseek-v3", "cards": ["h100-sxm"], "lang": "zh",
+                                            "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15}})
+    estimate = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm", "count": 4},
+                                            "lang": "zh"})
+    for summary in (capacity["summary"], estimate["summary"]):
+        assert "张量并行" in summary and not re.search(r"tensor \d|one card|experts spread", summary), summary

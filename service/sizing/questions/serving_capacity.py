@@ -12,7 +12,7 @@ from ..inputs import (
     WorkloadInput,
 )
 from ..model import ModelSpec
-from ..zh import said_in
+from ..zh import said_in, sentences
 from .placing import opening
 from .results import CapacityResult
 
@@ -42,23 +42,25 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
 
 def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Target,
                      best: CapacityAnswer | None) -> str:
-    """The capacity answer in a sentence a chatbot can quote."""
-    speed = "" if target.tokens_per_s_per_user is None else target.tokens_per_s_per_user
-    if lang == "zh":
-        head = (f"{model.name}（{workload.precision.name}）同时服务 {target.concurrent_users} 位用户"
-                + (f"、每人 {speed:g} token/s" if speed != "" else "")
-                + (f"、首 token {target.ttft_s:g} 秒内" if target.ttft_s is not None else ""))
-        if best is None:
-            return head + "：所比较的卡都达不到。"
-        plan, cards, machines = met_plan(best)
-        return (head + f"：最少需要 {cards} 张 {best.card.id}（{plan.description}，"
-                f"{machines} 台机器），每人约 {best.tokens_per_s_per_user:.1f} token/s。")
-    head = (f"Serving {model.name} ({workload.precision.name}) to {target.concurrent_users} users at once"
-            + (f" at {speed:g} tokens/s each" if speed != "" else "")
-            + (f" with the first token within {target.ttft_s:g} s" if target.ttft_s is not None else ""))
+    """The capacity answer in a sentence a chatbot can quote (coded messages said in `lang`)."""
+    asked = serving_asked(model, workload, target)
     if best is None:
-        return head + ": no card compared meets it."
+        return sentences(lang, (M.CAPACITY_NONE(asked=asked),))
     plan, cards, machines = met_plan(best)
-    return (head + f" takes at least {cards} x {best.card.id} ({plan.description}, "
-            f"{machines} machine{'s' if machines > 1 else ''}), about "
-            f"{best.tokens_per_s_per_user:.1f} tokens/s per user.")
+    return sentences(lang, (M.CAPACITY_BEST(
+        asked=asked, cards=cards, card=best.card.id, plan=plan.description,
+        machines=M.MACHINES_COUNT(machines=machines) if machines > 1 else M.ONE_MACHINE(),
+        speed=best.tokens_per_s_per_user),))
+
+
+def serving_asked(model: ModelSpec, workload: Workload, target: Target) -> M.Message:
+    """What the serving question asked, as the head of its summary."""
+    said = dict(model=model.name, precision=workload.precision.name, users=target.concurrent_users)
+    speed, ttft = target.tokens_per_s_per_user, target.ttft_s
+    if speed is not None and ttft is not None:
+        return M.SERVING_ASKED_SPEED_TTFT(**said, speed=speed, ttft_s=ttft)
+    if speed is not None:
+        return M.SERVING_ASKED_SPEED(**said, speed=speed)
+    if ttft is not None:
+        return M.SERVING_ASKED_TTFT(**said, ttft_s=ttft)
+    return M.SERVING_ASKED(**said)
