@@ -56,7 +56,8 @@ def _one_of(self, field, **kwargs) -> dict:
                 for _, schema in field.object_schemas]
         return {"oneOf": [{"type": "string"}, *refs]}
     if isinstance(field, Said):
-        return {"$ref": "#/components/schemas/Message"}
+        said = {"$ref": "#/components/schemas/Message"}
+        return {"anyOf": [said, {"type": "null"}]} if field.allow_none else said
     if isinstance(field, schemas.CompareOptionsField):
         return {"oneOf": [
             {"type": "array", "minItems": 1, "maxItems": schemas.MAX_COMPARED,
