@@ -52,8 +52,12 @@ def _format(text: str, params: Mapping[str, object], say: Callable[[object], str
     """`text` filled with `params`: units converted, lists joined with `separator`, and text
     (messages, plain text) passed through `say` when given (another language)."""
     fast, conversions, _, bare = _compiled(text)
-    if say is None and not conversions and not any(type(params[name]) is tuple for name in bare):
-        return fast.format_map(params)  # English with nothing to convert or join: most messages
+    if say is None and not conversions:
+        for name in bare:  # a plain loop: this is the path of most messages, on every answer
+            if type(params[name]) is tuple:
+                break
+        else:
+            return fast.format_map(params)  # English with nothing to convert or join
     values = dict(params)
     for name, unit, renamed in conversions:
         value = params[name]
@@ -140,9 +144,18 @@ def _said(value: object, translations: Mapping[str, str], plain: Callable[[str],
 
 def as_json(message: "Message") -> dict:
     """A message as an answer carries it: `{code, message, params}`, the parameters as JSON values
-    (numbers in SI rounded to 12 significant digits, nested messages as objects, lists as arrays)."""
-    return {"code": message.template.code, "message": str(message),
-            "params": {name: _json_value(value) for name, value in message.params.items()}}
+    (numbers in SI rounded to 12 significant digits, nested messages as objects, lists as arrays).
+    `message` is the Message itself (a str: JSON writes its text)."""
+    params = {}
+    for name, value in message.params.items():
+        kind = type(value)
+        if kind is int or kind is str or kind is bool or value is None:  # most parameters: as they are
+            params[name] = value
+        elif kind is float:
+            params[name] = float(f"{value:.12g}") if math.isfinite(value) else None
+        else:
+            params[name] = _json_value(value)
+    return {"code": message.template.code, "message": message, "params": params}
 
 
 def _json_value(value: object) -> object:
@@ -156,7 +169,7 @@ def _json_value(value: object) -> object:
         return value
     if isinstance(value, int):
         return int(value)
-    return str(value)  # an id, a name, a cited source
+    return str(value)  # an id, a name, a cited source (a subclass of str: as plain text)
 
 
 TEMPLATES: dict[str, Template] = {}
