@@ -16,16 +16,16 @@ COLUMNS = (
     ("mode", ("mode",)),
     ("precision", ("precision",)),
     ("count", ("fit", "count")),
-    ("fits", ("fits",)),
-    ("cards_needed", ("cards_needed",)),
-    ("plan", ("parallelism", "description")),
+    ("fits", ("fit", "fits")),
+    ("cards_needed", ("fit", "cards_needed")),
+    ("plan", ("parallelism", "description", "message")),
     ("tensor", ("parallelism", "tensor")),
     ("pipeline", ("parallelism", "pipeline")),
     ("expert", ("parallelism", "expert")),
     ("data", ("parallelism", "data")),
     ("replicas", ("parallelism", "replicas")),
     ("machines", ("parallelism", "machines")),
-    ("bound", ("bound",)),
+    ("bound", ("throughput", "bound")),
     ("weights_bytes", ("memory", "weights_bytes")),
     ("kv_cache_bytes", ("memory", "kv_cache_bytes")),
     ("total_bytes", ("memory", "total_bytes")),
@@ -88,6 +88,13 @@ def _dig(answer: dict, path: tuple[str, ...]):
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP CSV injection: what a spreadsheet evaluates
 
 
+def _text(value) -> str:
+    """A value as a cell's text: a coded message ({code, message, params}) as its sentence."""
+    if isinstance(value, dict) and "message" in value and "code" in value:
+        return str(value["message"])
+    return str(value)
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
@@ -95,9 +102,7 @@ def _cell(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if isinstance(value, float) else str(value)
-    if isinstance(value, list):
-        value = " | ".join(str(v) for v in value)
-    text = str(value)
+    text = " | ".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 

@@ -60,7 +60,7 @@ MAX_FIELDS = 64
 
 
 def _fields(args) -> tuple[str, ...] | None:
-    """`fields=summary,fits,throughput.bound`: the answer's fields a caller reads (a sparse
+    """`fields=summary,fit.fits,throughput.bound`: the answer's fields a caller reads (a sparse
     answer), checked against the answer's shape; None for the whole answer."""
     given = args.getlist("fields")
     if not given:

@@ -44,7 +44,6 @@ from ..sizing import (
     EnergyInput,
     Estimate,
     Excluded,
-    FigureRange,
     FitAnswer,
     HardwareInput,
     HostSizing,
@@ -405,10 +404,11 @@ class HardwareSpecSchema(_Strict):
     card = CardField(required=True)
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
         "Cards; omitted, the least count that fits."))
-    cards_per_node = StrictInteger(validate=_range(1, 1024), metadata=doc(
-        "Cards in one machine; default 8 (data centre), 4 (workstation), 2 (consumer)."))
+    cards_per_node = StrictInteger(data_key="cards_per_machine", validate=_range(1, 1024), metadata=doc(
+        "Cards in one machine; default 8 (data centre), 4 (workstation and consumer), or the card's rack-scale "
+        "domain (72 for GB200)."))
     network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
-        "Network bandwidth per machine across nodes, GB/s; default 400 (data centre), 25, 12.5."))
+        "Network bandwidth per machine between machines, GB/s; default 400 (data centre), 25, 12.5."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> HardwareInput:
@@ -433,8 +433,8 @@ class EnergySpecSchema(_Strict):
         "Hours on per day; default 24."))
     years = StrictFloat(validate=_range(0.01, 100), metadata=doc(
         "Horizon for the multi-year figures; default 3."))
-    machines = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
-        "Identical installations in the fleet; default 1."))
+    machines = StrictInteger(data_key="installations", validate=_range(1, 10_000_000), metadata=doc(
+        "Identical installations in the fleet (each the machines that carry the cards); default 1."))
 
     @post_load
     def to_domain(self, data, **kwargs) -> EnergyInput:
@@ -598,7 +598,7 @@ class CapacityRequestSchema(_Strict):
         "Catalog names of the cards to size; omitted: every card that passes filters."))
     filters = fields.Nested(SweepFiltersSchema, metadata=doc(
         "Catalog filters (line, kind, vendor, tier, min_memory_gib), as for the sweep."))
-    cards_per_node = StrictInteger(validate=_range(1, 1024), metadata=doc(
+    cards_per_node = StrictInteger(data_key="cards_per_machine", validate=_range(1, 1024), metadata=doc(
         "Cards per machine; default by line (8 data centre, 4 workstation and consumer)."))
     network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
         "Network per machine between machines in GB/s; default by line."))
@@ -686,11 +686,11 @@ class CompareRequestSchema(_Strict):
     @validates_schema
     def power_from_the_options(self, data, **kwargs):
         given = data.get("energy")
-        for name in ("power_w", "machines", "years"):
+        for name, said in (("power_w", "power_w"), ("machines", "installations"), ("years", "years")):
             if given is not None and getattr(given, name) is not None:
                 raise ValidationError(
                     "years is given at the top" if name == "years"
-                    else f"{name} comes from each option's machines; leave it out", f"energy.{name}")
+                    else f"{said} comes from each option's machines; leave it out", f"energy.{said}")
 
 
 class RankRequestSchema(_Strict):
@@ -868,9 +868,14 @@ class MessageSchema(Schema):
 
 AssumptionSchema = answer_schema(Assumption)
 MemoryComponentSchema = answer_schema(Component, "MemoryComponent")
-MemoryBreakdownSchema = answer_schema(MemoryBreakdown, units={"total_gib": ("total_bytes", GIB, "GiB (2^30 bytes)")},
-                                      exclude=("plan", "tensor", "layers", "kv_heads"))
-FitSchema = answer_schema(FitAnswer, "Fit", rename={"card": "card_id"})
+RangeSchema = answer_schema(Range)
+# An answer states each figure once: no unit twins (total_gib of total_bytes), no copies of a
+# figure another part of the same answer owns (the plan owns cards and the batch's split, the fit
+# whether it fits, the answer's card its id).
+MemoryBreakdownSchema = answer_schema(MemoryBreakdown, exclude=(
+    "plan", "tensor", "layers", "kv_heads", "bytes_per_param_low", "bytes_per_param_high"))
+FitSchema = answer_schema(FitAnswer, "Fit", rename={"total_bytes_on_cards": "total_bytes"},
+                          exclude=("card_id",))
 ParallelismSchema = answer_schema(PlanAnswer, "Parallelism",
                                   description="The plan an answer used: `cards` is pipeline x the wider of tensor "
                                   "and expert x data x replicas (expert spans tensor groups side by side: tensor 8 "
@@ -883,14 +888,18 @@ DecodeStepSchema = answer_schema(
     "do not add up to it.",
     exclude=("prefill_tokens", "weights_read_bytes_per_card", "kv_read_bytes_per_card",
              "flops_per_card", "bound"))
-RangeSchema = answer_schema(Range)
 DecodePointSchema = answer_schema(DecodePoint, "DecodePoint")
-ThroughputSchema = answer_schema(ThroughputAnswer, "Throughput")
-TrainingSchema = answer_schema(TrainingAnswer, "Training")
-EnergySchema = answer_schema(EnergyAnswer, "Energy")
+ThroughputSchema = answer_schema(ThroughputAnswer, "Throughput", exclude=("cards", "max_concurrent_sequences"))
+TrainingSchema = answer_schema(TrainingAnswer, "Training", exclude=(
+    "cards", "time_days", "micro_batch", "gradient_accumulation", "global_batch_tokens", "nodes", "cards_per_node"),
+    rename={"network_bytes_per_s_per_machine": "network_bytes_per_s_per_node"})
+EnergySchema = answer_schema(EnergyAnswer, "Energy", rename={"installations": "machines"})
 HostSchema = answer_schema(HostSizing, "Host")
+# Beside the plan (which owns cards, machines and cards per machine), the machines' sizing alone.
+MachinesSchema = answer_schema(HostSizing, "Machines", exclude=("cards", "machines", "cards_per_machine"),
+                               description="The machines around the plan's cards (parallelism says how many): "
+                               "PSU, host RAM, CPU cores, power, UPS and feeds.")
 OwnershipSchema = answer_schema(OwnershipAnswer, "Ownership")
-FigureRangeSchema = answer_schema(FigureRange)
 AlternativeSchema = answer_schema(Alternative)
 TargetSchema = answer_schema(Target)
 CapacityOptionSchema = answer_schema(CapacityAnswer, "CapacityOption",
@@ -903,7 +912,11 @@ ThroughputResponseSchema = answer_schema(ThroughputResult, "ThroughputResponse",
 ScalingResponseSchema = answer_schema(ScalingResult, "ScalingResponse", flatten=("training",),
                                       exclude=("workload",))
 CostResponseSchema = answer_schema(CostResult, "CostResponse", flatten=("energy",))
-EstimateResponseSchema = answer_schema(Estimate, "EstimateResponse", exclude=("workload",))
+EstimateResponseSchema = answer_schema(
+    Estimate, "EstimateResponse", exclude=("workload", "fits", "cards_needed", "bound"),
+    declare={"host": fields.Nested(MachinesSchema, required=True, metadata=doc(
+        "The machines around the cards: PSU, host RAM, CPU cores, power, UPS and feeds (their count is "
+        "parallelism.machines)."))})
 CapacityResponseSchema = answer_schema(CapacityResult, "CapacityResponse", exclude=("workload",))
 DimensionScoreSchema = answer_schema(DimensionScore)
 RankedCardSchema = answer_schema(RankedCard)

@@ -12,6 +12,7 @@ from .engines import ENGINES
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
+from .ranges import Range
 
 # Guide section 4.1: activations add about 15 % on top of model state (7B: 112 GB -> 130 GB+),
 # said where the model's shape is too little to count them.
@@ -116,6 +117,9 @@ class MemoryBreakdown:
     bytes_per_param_high: float
     """High end of bytes_per_param: +4 B (the guide's 20 B) for mixed-precision full training without a ZeRO stage;
     otherwise the same value."""
+    total_bytes_range: Range
+    """Low, typical and high total_bytes: model state at the low and high bytes per parameter (the guide's 16-20 B
+    for mixed-precision full training without ZeRO; LoRA by the guide's rule), the rest as counted."""
     components: tuple[Component, ...]
     """The memory parts one by one (weights, gradients, optimizer state, KV cache or activations, runtime overhead);
     their bytes sum to total_bytes."""
@@ -374,12 +378,21 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         bytes_per_param=(weights_total + state) / model.params,
         bytes_per_param_low=low,
         bytes_per_param_high=high,
+        total_bytes_range=_total_range(sum(c.bytes for c in components), weights_total + state, low, high,
+                                       model.params),
         components=tuple(components),
         plan=plan,
         tensor=tensor,
         layers=model.layers,
         kv_heads=_kv_heads(model),
     )
+
+
+def _total_range(total: int, state: int, low_per_param: float, high_per_param: float, params: int) -> Range:
+    """The total with model state at the low and high bytes per parameter."""
+    low, high = total - state + low_per_param * params, total - state + high_per_param * params
+    return Range(low, total, high, note=M.RANGE_STATE(low_per_param=low_per_param, high_per_param=high_per_param,
+                                                  low_bytes=low, high_bytes=high))
 
 
 def _kv_heads(model: ModelSpec) -> int | None:

@@ -151,7 +151,7 @@ def as_json(message: "Message") -> dict:
         kind = type(value)
         if kind is int or kind is str or kind is bool or value is None:  # most parameters: as they are
             params[name] = value
-        elif kind is float:
+        elif isinstance(value, float):
             params[name] = float(f"{value:.12g}") if math.isfinite(value) else None
         else:
             params[name] = _json_value(value)

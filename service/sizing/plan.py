@@ -130,8 +130,8 @@ class PlanAnswer:
     """Machines the cards occupy, idle cards included, at cards_per_machine each; a tensor group never straddles two
     machines."""
     cards_per_machine: int
-    """Cards one machine holds: hardware.cards_per_node, else the card's rack-scale link domain (72 in a GB200 NVL72),
-    else 8 data centre, 4 workstation or consumer."""
+    """Cards one machine holds: hardware.cards_per_machine, else the card's rack-scale link domain (72 in a GB200
+    NVL72), else 8 data centre, 4 workstation or consumer."""
     given: bool
     """Whether the caller gave the plan in workload.parallelism; false when the engine's plan or the training recipe
     search chose it."""

@@ -20,6 +20,7 @@ from .model import ModelSpec
 from .placement import Placement
 from .plan import Parallelism
 from .precision import GGUF_ENGINES
+from .ranges import Range
 from .units import GIB
 
 PREFILL_EFFICIENCY_RANGE = (0.6, 0.65, 0.7)  # guide: large matmuls reach 60-70 % of peak
@@ -54,20 +55,6 @@ def attainable_flops(peak_flops: float, bandwidth_bytes_per_s: float, intensity:
 def decode_flops_per_token(params_per_token: int) -> int:
     """2 FLOPs (a multiply and an add) per parameter a token passes through."""
     return 2 * params_per_token
-
-
-@dataclass(frozen=True)
-class Range:
-    """A headline figure as low, typical and high, from the ranges of its factors."""
-
-    low: float
-    """The low end: the smallest value the figure takes over its factors' ranges, in the unit of the field that holds
-    the range (for a time, the fastest)."""
-    typical: float
-    """The value the answer states for the figure, in the same unit."""
-    high: float
-    """The high end: the largest value the figure takes over its factors' ranges, in the same unit (for a time, the
-    slowest)."""
 
 
 @dataclass(frozen=True)
@@ -374,7 +361,7 @@ def throughput_answer(
     capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
-    return ThroughputAnswer(
+    return _noted(ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
         engine=s.engine_name,
         compute_precision=_compute_key(s.typical.card, workload),
@@ -407,7 +394,16 @@ def throughput_answer(
         decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
         capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
-    )
+    ))
+
+
+def _noted(speed: "ThroughputAnswer") -> "ThroughputAnswer":
+    """The answer with each headline range saying what its ends rest on."""
+    noted = {name: replace(r, note=range_note(name, speed))
+             for name in ("decode_tokens_per_s_range", "total_tokens_per_s_range", "time_to_first_token_s_range",
+                          "max_total_tokens_per_s_range")
+             if (r := getattr(speed, name)) is not None}
+    return replace(speed, **noted)
 
 
 def _link_crossed(dep: Deployment) -> Link | None:
@@ -441,8 +437,8 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
 
 
 def range_note(name: str, speed: "ThroughputAnswer") -> M.Message:
-    """What a headline figure's low and high rest on, from the shares the answer used."""
-    if name == "time_to_first_token_s":
+    """What a headline range's low and high rest on, from the shares the answer used."""
+    if name == "time_to_first_token_s_range":
         return M.RANGE_PREFILL()
     return M.RANGE_BANDWIDTH(low=speed.decode_efficiency_range.low, high=speed.decode_efficiency_range.high,
                              engine=speed.engine)

@@ -12,7 +12,7 @@ the network, hidden behind the backward pass as far as the engine overlaps them.
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import links as ln
@@ -135,7 +135,7 @@ class TrainingAnswer:
     nodes: int
     """Machines the plan's cards occupy, each holding at most cards_per_node cards in whole tensor-parallel groups."""
     cards_per_node: int
-    """Cards one machine holds: given (hardware.cards_per_node), the card's rack-scale NVLink domain, or the product
+    """Cards one machine holds: given (hardware.cards_per_machine), the card's rack-scale NVLink domain, or the product
     line's typical machine."""
     train_tokens: float | None
     """Tokens to train on, as given in workload.train_tokens; null when none was given (compute_flops and the times
@@ -349,8 +349,9 @@ def training_answer(
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
-        time_s_range=None if linear is None or time is None else _at_least(
+        time_s_range=None if linear is None or time is None else replace(_at_least(
             _time_range(time, linear / guide, workload), time, step.step_s if clipped else 0.0),
+            note=M.RANGE_TRAINING()),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
         network_bytes_per_s_per_node=network_bytes_per_s,

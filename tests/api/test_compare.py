@@ -220,6 +220,13 @@ def test_csv_is_the_options_table(client):
     assert [r["option"] for r in rows] == [o["label"] for o in post(client, "/v1/compare", SERVING)["options"]]
     assert {"cost_of_ownership", "capital_cost_low", "break_even_months", "power_w"} <= set(rows[0])
     assert rows[0]["rank"] == "1"
+    # Sentences are their text, as a reader of the sheet wants them; never a JSON object's repr.
+    options = post(client, "/v1/compare", SERVING)["options"]
+    for row, option in zip(rows, options, strict=True):
+        assert row["reason"] == option["reason"]["message"]
+        assert row["warnings"] == " | ".join(w["message"] for w in option["warnings"])
+        assert row["plan"] == (option["parallelism"]["description"]["message"] if option["parallelism"] else "")
+        assert "{" not in row["reason"] + row["warnings"] + row["plan"]
 
 
 def test_a_csv_cell_from_caller_text_never_begins_with_a_formula(client):

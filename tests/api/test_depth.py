@@ -142,7 +142,7 @@ def test_max_concurrency_is_exactly_where_kv_cache_runs_out(client):
     assert most > 0
     fits = post(client, "/v1/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most}})
     over = post(client, "/v1/memory", {**base, "workload": {"context_tokens": 8192, "batch_size": most + 1}})
-    assert fits["fits"] is True and over["fits"] is False
+    assert fits["fit"]["fits"] is True and over["fit"]["fits"] is False
 
 
 def test_prefill_and_time_to_first_token(client):
@@ -206,10 +206,10 @@ def test_the_step_model_beside_the_guide(client):
         return 7 / 8 * nbytes / link + 3 * 6e-6
 
     accumulation = math.ceil(math.ceil(4e6 / 4096) / 8)  # 4M tokens of 4096-token sequences
-    assert body["gradient_accumulation"] == accumulation and body["micro_batch"] == 1
+    assert body["parallelism"]["gradient_accumulation"] == accumulation and body["parallelism"]["micro_batch"] == 1
     assert body["data_comm_s"] == approx(accumulation * (2 * gather(14e9) + gather(28e9)))
     assert body["gradient_sync_s"] == approx(28e9 / 900e9)  # the guide's first order
-    assert body["method"] == "step model" and body["nodes"] == 1
+    assert body["method"] == "step model" and body["parallelism"]["machines"] == 1
     assert body["parallelism"] == {**body["parallelism"], "tensor": 1, "data": 8, "machines": 1}
     # the guide's curve beside it: 6 x 7B x 1T at 40 % MFU and 85 % scaling on 8 cards
     assert body["time_s_guide_curve"] == approx(6 * 7e9 * 1e12 / (8 * 989.5e12 * 0.4 * 0.85))
@@ -226,10 +226,10 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
     answer = scaling(deadline=30)
     needed = answer["cards_needed_for_deadline"]
     assert needed and needed >= answer["cards_needed_by_memory"]
-    assert answer["time_days"] == approx(scaling(count=needed)["time_days"])  # the same as asking with it
-    assert scaling(count=needed)["time_days"] <= 30
+    assert answer["time_s"] / 86400 == approx(scaling(count=needed)["time_s"] / 86400)  # the same as asking with it
+    assert scaling(count=needed)["time_s"] / 86400 <= 30
     machine = answer["parallelism"]["cards_per_machine"]  # counts beyond a machine are whole machines
-    assert needed % machine == 0 and scaling(count=needed - machine)["time_days"] > 30
+    assert needed % machine == 0 and scaling(count=needed - machine)["time_s"] / 86400 > 30
     by_curve = answer["cards_needed_for_deadline_guide_curve"]
     assert scaling(count=by_curve)["time_s_guide_curve"] <= 30 * 86400
     assert scaling(count=by_curve - 1)["time_s_guide_curve"] > 30 * 86400
@@ -237,18 +237,22 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
 
 
 def test_estimate_reports_ranges_not_false_points(client):
+    """Every headline figure has its range beside it, one shape everywhere ({low, typical, high,
+    note}), the note saying what the ends rest on."""
     body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"},
                                       "workload": {"engine": "vllm"}})
-    ranges = {r["name"]: r for r in body["ranges"]}
-    for name in ("total_bytes", "decode_tokens_per_s_expected", "total_tokens_per_s", "time_to_first_token_s"):
-        r = ranges[name]
+    speed = body["throughput"]
+    for r in (body["memory"]["total_bytes_range"], speed["decode_tokens_per_s_range"],
+              speed["total_tokens_per_s_range"], speed["time_to_first_token_s_range"]):
         assert r["low"] <= r["typical"] <= r["high"] and r["note"]["message"]
+    assert speed["decode_tokens_per_s_range"]["typical"] == speed["decode_tokens_per_s_expected"]
     training = post(client, "/v1/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
                                           "workload": {"mode": "pretrain", "train_tokens": 1e12}})
-    time = {r["name"]: r for r in training["ranges"]}["time_s"]
-    assert time["low"] < time["typical"] < time["high"]
-    memory = {r["name"]: r for r in training["ranges"]}["total_bytes"]
+    time = training["training"]["time_s_range"]
+    assert time["low"] < time["typical"] < time["high"] and time["note"]["code"] == "range_training"
+    memory = training["memory"]["total_bytes_range"]
     assert memory["high"] - memory["typical"] == approx(4 * 7e9)  # 16 to 20 B/param
+    assert memory["note"]["params"]["high_per_param"] == 20
 
 
 def test_estimate_compares_alternatives(client):

@@ -198,7 +198,7 @@ def test_the_largest_context_allowed_answers_without_error(client):
     response = client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"},
                                               "workload": {"context_tokens": 10_000_000}})
     assert response.status_code == 200
-    assert response.get_json()["cards_needed"] is None or response.get_json()["cards_needed"] > 1
+    assert response.get_json()["fit"]["cards_needed"] is None or response.get_json()["fit"]["cards_needed"] > 1
 
 
 def test_repeated_query_parameters_are_422(client):

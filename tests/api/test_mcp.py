@@ -54,15 +54,15 @@ def test_estimate_through_the_protocol_is_post_estimate(server, client):
     rest = client.post("/v1/estimate", json=QUESTION).get_json()
     assert not result.is_error
     assert result.structured_content == rest
-    assert rest["cards_needed"] == 2 and rest["fits"] is True
+    assert rest["fit"]["cards_needed"] == 2 and rest["fit"]["fits"] is True
     summary, whole = (part.text for part in result.content)
     assert summary == rest["summary"] and json.loads(whole) == rest
 
 
 def test_the_summary_comes_first_in_the_language_asked_for(server):
-    result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "lang": "zh", "fields": "summary,fits"}))
+    result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "lang": "zh", "fields": "summary,fit.fits"}))
     assert "放得下" in result.content[0].text
-    assert result.structured_content == {"summary": result.content[0].text, "fits": True}
+    assert result.structured_content == {"summary": result.content[0].text, "fit": {"fits": True}}
 
 
 def test_a_bad_card_name_is_a_tool_error_naming_the_closest_cards(server):

@@ -11,7 +11,7 @@ GB = 1e9
 
 def test_llama_31_8b_on_an_rtx_4090(client):
     answer = ok(client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}))
-    assert answer["fits"] and answer["cards_needed"] == 1
+    assert answer["fit"]["fits"] and answer["fit"]["cards_needed"] == 1
     assert answer["model"]["params"] == 8_030_261_248
     assert answer["memory"]["kv_cache_bytes_per_token"] == 131_072
     # 1008 GB/s over the 15.0 GB a step reads (16.06 GB less the input embedding), 4K context.
@@ -32,7 +32,7 @@ def test_llama_31_70b_in_int4_on_two_rtx_4090(client):
         "model": "Llama 3.1 70B Instruct", "workload": {"precision": "int4", "context_tokens": 2048},
         "hardware": {"card": "4090", "count": 2}}))
     assert answer["memory"]["weights_bytes"] == approx(70_553_706_496 / 2, rel=1e-9)
-    assert answer["fits"] is True
+    assert answer["fit"]["fits"] is True
     assert answer["parallelism"]["tensor"] == 2  # a serving engine's plan when none is named
     assert answer["throughput"]["link"] == "PCIe 4.0 x16"
     assert answer["throughput"]["decode_step"]["tensor_comm_s"] > 0  # priced on the link
@@ -44,7 +44,7 @@ def test_q4_k_m_of_70b_needs_more_than_two_4090s_at_long_context(client):
         "hardware": {"card": "rtx-4090", "count": 2}}))
     # Tensor parallelism needs a degree that divides 64 heads and 8 KV heads: 4 cards; a layer
     # split holds it on 3, and the answer says so.
-    assert answer["fits"] is False and answer["cards_needed"] == 4
+    assert answer["fit"]["fits"] is False and answer["fit"]["cards_needed"] == 4
     fewer = next(a for a in answer["alternatives"] if a["option"]["code"] == "alternative_plan")
     assert fewer["cards_needed"] == 3 and "pipeline 3" in fewer["option"]["message"]
 

@@ -31,7 +31,7 @@ def _project(answer: dict, paths: list[str]) -> dict:
 
 @pytest.mark.parametrize("body", QUESTIONS)
 @pytest.mark.parametrize("paths", [
-    ["summary", "fits", "cards_needed"],
+    ["summary", "fit.fits", "fit.cards_needed"],
     ["throughput.decode_tokens_per_s_expected", "training.time_s", "parallelism.tensor", "lang"],
     ["alternatives.option", "alternatives.cards_needed", "warnings"],
 ])
@@ -51,8 +51,8 @@ def test_leaving_out_the_alternatives_changes_nothing_else(client, body):
 
 
 def test_get_takes_fields_too(client):
-    answer = ok(client.get("/v1/estimate?model=llama-3.1-8b&card=4090&fields=summary,fits"))
-    assert set(answer) == {"summary", "fits"} and answer["fits"] is True
+    answer = ok(client.get("/v1/estimate?model=llama-3.1-8b&card=4090&fields=summary,fit.fits"))
+    assert set(answer) == {"summary", "fit"} and answer["fit"] == {"fits": True}
 
 
 @pytest.mark.parametrize(("fields", "message"), [

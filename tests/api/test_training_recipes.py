@@ -38,7 +38,7 @@ def test_given_settings_are_kept(client):
     body = _estimate(client, "llama-3.1-70b", "h100-sxm", 64, train_tokens=1e12, batch_size=1,
                      recompute="full", zero_stage=3, parallelism={"data": 64})
     assert body["parallelism"]["data"] == 64 and body["parallelism"]["tensor"] == 1
-    assert body["training"]["micro_batch"] == 1
+    assert body["parallelism"]["micro_batch"] == 1
 
 
 @pytest.mark.parametrize("precision", ["bf16", "fp8"])

@@ -30,12 +30,14 @@ def test_full_finetune_breakdown_is_14_14_28_28_28_gb(client):
     body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": {"mode": "full_finetune"}})
     state = [c["bytes"] for c in body["components"] if c["name"]["code"] != "part_runtime_overhead"]
     assert state == [14 * GB, 14 * GB, 28 * GB, 28 * GB, 28 * GB]
-    assert (body["bytes_per_param"], body["bytes_per_param_high"]) == (16, 20)
+    assert body["bytes_per_param"] == 16 and body["total_bytes_range"]["note"]["params"]["high_per_param"] == 20
+    assert body["total_bytes_range"]["high"] - body["total_bytes"] == 4 * 7 * GB  # the guide's 16-20 B/param
 
 
 def test_lora_range_is_2_5_to_3_bytes_per_param(client):
     body = post(client, "/v1/memory", {"model": SEVEN_B, "workload": {"mode": "lora"}})
-    assert (body["bytes_per_param_low"], body["bytes_per_param"]) == (2.5, 3.0)
+    said = body["total_bytes_range"]["note"]["params"]
+    assert (said["low_per_param"], body["bytes_per_param"]) == (2.5, 3.0)
 
 
 def test_kv_cache_of_the_guide(client):
@@ -67,7 +69,7 @@ def test_guide_time_at_80_percent_scaling(client, count, days, tolerance):
         "workload": {"mode": "pretrain", "train_tokens": 1e12, "scaling_efficiency": 0.8},
         "hardware": {"card": "D-M", "count": count},
     })
-    assert body["time_days"] == approx(days, abs=tolerance)
+    assert body["time_s"] / 86400 == approx(days, abs=tolerance)
 
 
 @pytest.mark.parametrize(
@@ -170,11 +172,12 @@ def test_gradient_sync_on_the_tiers_links(client, tier, sync_ms):
 
 
 def test_electricity_of_a_10_kw_machine(client):
-    body = post(client, "/v1/cost", {"power_w": 10_000, "energy": {"price_per_kwh": 0.7, "machines": 100}})
+    body = post(client, "/v1/cost", {"power_w": 10_000, "energy": {"price_per_kwh": 0.7, "installations": 100}})
     assert body["electricity_cost_per_year"] == approx(61_320)
     assert body["electricity_cost_per_day"] == approx(168)
     assert body["energy_kwh_per_year"] == approx(87_600)
-    assert body["fleet_electricity_cost_per_year"] == approx(6.132e6)  # 100 machines
+    assert body["fleet_electricity_cost_per_year"] == approx(6.132e6)  # 100 installations
+    assert body["installations"] == 100
 
 
 @pytest.mark.parametrize(
@@ -205,20 +208,20 @@ def test_70b_on_w_b_is_not_three_cards(client):
         "model": {"params_billion": 70, "layers": 80, "kv_heads": 8, "head_dim": 128},
         "hardware": {"card": "W-B", "count": 3},
     })
-    assert body["fits"] is False
-    assert body["cards_needed"] == 4
+    assert body["fit"]["fits"] is False
+    assert body["fit"]["cards_needed"] == 4
     assert "short" in body["fit"]["reason"]["message"] and "4 cards are needed" in body["fit"]["reason"]["message"]
     assert any("does not fit" in w for w in texts(body["warnings"]))
 
 
 def test_70b_on_w_b_without_count_gets_four(client):
     body = post(client, "/v1/estimate", {"model": SEVENTY_B, "hardware": {"card": "W-B"}})
-    assert body["cards_needed"] == 4 and body["fit"]["count"] == 4 and body["fits"] is True
+    assert body["fit"]["cards_needed"] == 4 and body["fit"]["count"] == 4 and body["fit"]["fits"] is True
 
 
 def test_70b_in_half_precision_fits_two_d_m(client):
     body = post(client, "/v1/estimate", {"model": "llama-3.1-70b", "hardware": {"card": "D-M"}})
-    assert body["cards_needed"] == 2
+    assert body["fit"]["cards_needed"] == 2
 
 
 def test_7b_full_finetune_with_activations_is_about_130_gb(client):

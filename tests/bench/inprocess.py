@@ -53,7 +53,7 @@ def single_requests(n: int = 400) -> dict:
         "estimate_ms": _per_request_ms(lambda i: client.post(
             "/v1/estimate", json={**body, "workload": {"context_tokens": 1000 + i}}), n),
         "sparse_ms": _per_request_ms(lambda i: client.post(
-            "/v1/estimate?fields=summary,fits,cards_needed", json={**body, "workload": {"context_tokens": 5000 + i}}), n),
+            "/v1/estimate?fields=summary,fit.fits,fit.cards_needed", json={**body, "workload": {"context_tokens": 5000 + i}}), n),
         "trivial_ms": _per_request_ms(lambda i: client.post("/bench/echo", json=body), n),
     }
 

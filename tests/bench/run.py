@@ -231,7 +231,7 @@ def report(results: dict, args) -> str:
       the floor, p99 {e['p99_ms']:.1f} ms.
     - A 1000-item `POST /estimate/batch` of new questions over HTTP: **{results['batch_items_per_s']:,.0f} items/s**.
     - In process (Flask's test client, no network, cache off), per request: a new question
-      **{p['estimate_ms']:.2f} ms**; the same with `fields=summary,fits,cards_needed` (no alternatives
+      **{p['estimate_ms']:.2f} ms**; the same with `fields=summary,fit.fits,fit.cards_needed` (no alternatives
       computed, three fields dumped) **{p['sparse_ms']:.2f} ms**; a trivial POST through the same
       middleware (the floor view) **{p['trivial_ms']:.2f} ms**.
     - In process, a 1000-item batch of new questions (llama-2-7b on a100-80gb-sxm) costs

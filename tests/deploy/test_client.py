@@ -22,7 +22,7 @@ def client(tmp_path_factory):
 def test_every_operation_answers(client):
     assert client.healthz() == {"status": "ok"} and client.readyz() == {"status": "ready"}
     answer = client.estimate(model="llama-3.1-8b", hardware={"card": "rtx-4090"}, lang="zh")
-    assert answer["fits"] and "放得下" in answer["summary"]
+    assert answer["fit"]["fits"] and "放得下" in answer["summary"]
     flat = client.estimate_get(model="llama-3.1-8b", card="rtx-4090", lang="zh")
     assert flat["memory"] == answer["memory"]
     batch = client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 3)

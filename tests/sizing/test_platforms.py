@@ -152,7 +152,7 @@ def test_a_tensor_by_expert_group_inside_an_nvl72_rack_talks_over_nvlink():
 def test_an_estimate_on_gb200_prices_one_rack_as_one_machine(client):
     answer = client.post("/estimate", json={"model": "deepseek-v3", "hardware": {"card": "gb200", "count": 72}}
                          ).get_json()
-    assert answer["parallelism"]["cards_per_machine"] == 72 and answer["host"]["machines"] == 1
+    assert answer["parallelism"]["cards_per_machine"] == 72 and answer["parallelism"]["machines"] == 1
     assert answer["energy"]["power_w"] == approx(120_000, rel=0.10)  # GTC 2024: 120 kW a rack
 
 

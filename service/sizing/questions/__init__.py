@@ -10,7 +10,6 @@ from .results import (
     CapacityResult,
     CostResult,
     Estimate,
-    FigureRange,
     MemoryResult,
     ScalingPoint,
     ScalingResult,
@@ -21,7 +20,7 @@ from .serving_capacity import capacity, capacity_summary
 from .single import memory, throughput
 
 __all__ = [
-    "CONSUMER_DUTY_WARNING", "Alternative", "CapacityResult", "CostResult", "Estimate", "FigureRange",
+    "CONSUMER_DUTY_WARNING", "Alternative", "CapacityResult", "CostResult", "Estimate",
     "MemoryResult", "ScalingPoint", "ScalingResult", "Serving", "ThroughputResult", "Training", "capacity",
     "capacity_summary", "cost", "electricity", "estimate", "memory", "opening", "place_serving",
     "place_training", "scaling", "throughput",

@@ -17,23 +17,19 @@ from ..inputs import (
     WorkloadInput,
     resolve_workload,
 )
-from ..memory import MemoryBreakdown
 from ..model import ModelSpec
 from ..plan import machine_slots
 from ..summary import summarise
 from ..throughput import (
-    ThroughputAnswer,
-    range_note,
     setup,
     stream_speed,
     throughput_answer,
 )
 from ..training import compute_multiplier
-from ..training_time import TrainingAnswer
 from ..zh import said_in
 from .costs import duty_warnings, electricity, ownership
 from .placing import Serving, opening, place_serving, place_training, plan_shown
-from .results import Alternative, Estimate, FigureRange
+from .results import Alternative, Estimate
 
 
 def estimate(
@@ -70,7 +66,6 @@ def estimate(
     bound = speed.bound if speed is not None else "compute"
     text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
                      host.machines)
-    ranges = _ranges(model, breakdown, speed, train)
     compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
         if alternatives else ()
     capacity = None
@@ -80,7 +75,7 @@ def estimate(
         capacity = capacity_for(model, resolved, hardware, target, notes)
     return said_in(language, Estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
-        cards_needed=fit.cards_needed, bound=bound, ranges=ranges, alternatives=compared,
+        cards_needed=fit.cards_needed, bound=bound, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
         energy=power, host=host, ownership=owned, capacity=capacity, lang=language,
         summary=text, workload=resolved, **notes.said()))
@@ -154,26 +149,3 @@ def _training_alternative(model, variant, hardware, label) -> Alternative:
     return Alternative(label, job.fit.cards_needed, "need_bytes_per_card", job.fit.need_bytes_per_card,
                        M.ALT_FLOPS(flops=compute_multiplier(resolved.recompute, resolved.adapters),
                                    plan=job.placement.parallelism.said()))
-
-
-def _ranges(model: ModelSpec, breakdown: MemoryBreakdown, speed: ThroughputAnswer | None,
-            train: TrainingAnswer | None) -> tuple[FigureRange, ...]:
-    """The headline figures as ranges: memory from bytes per parameter, speed from the engine's
-    efficiency and the fixed costs, time from MFU and scaling."""
-    state = breakdown.model_state_bytes
-    low = breakdown.total_bytes - state + breakdown.bytes_per_param_low * model.params
-    high = breakdown.total_bytes - state + breakdown.bytes_per_param_high * model.params
-    out = [FigureRange("total_bytes", low, breakdown.total_bytes, high, M.RANGE_STATE(
-        low_per_param=breakdown.bytes_per_param_low, high_per_param=breakdown.bytes_per_param_high,
-        low_bytes=low, high_bytes=high))]
-    if speed is not None:
-        for name, r in (("decode_tokens_per_s_expected", speed.decode_tokens_per_s_range),
-                        ("total_tokens_per_s", speed.total_tokens_per_s_range),
-                        ("time_to_first_token_s", speed.time_to_first_token_s_range),
-                        ("max_total_tokens_per_s", speed.max_total_tokens_per_s_range)):
-            if r is not None:
-                out.append(FigureRange(name, r.low, r.typical, r.high, range_note(name, speed)))
-    if train is not None and train.time_s_range is not None:
-        r = train.time_s_range
-        out.append(FigureRange("time_s", r.low, r.typical, r.high, M.RANGE_TRAINING()))
-    return tuple(out)

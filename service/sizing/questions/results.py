@@ -36,11 +36,8 @@ class MemoryResult:
     fit: FitAnswer | None
     """Whether the job fits the cards asked under the engine's plan, and the least count that does; null when no
     hardware was given."""
-    fits: bool | None
-    """The same as fit.fits: whether the job fits the cards asked; null when no hardware was given."""
-    cards_needed: int | None
-    """The same as fit.cards_needed: least card count that holds the job; null without hardware or when no count
-    does."""
+    card: Card | None
+    """The card asked about, briefly; null when no hardware was given."""
     parallelism: PlanAnswer | None
     """The plan on the cards asked, even where they fall short; null when no hardware was given."""
     assumptions: tuple[Assumption, ...]
@@ -158,24 +155,6 @@ class Alternative:
     needs fewer cards, or why it does not fit."""
 
 
-@dataclass(frozen=True)
-class FigureRange:
-    """A headline figure as low / typical / high, and the factor ranges behind it."""
-
-    name: str
-    """The headline figure the range is for: total_bytes, decode_tokens_per_s_expected, total_tokens_per_s,
-    time_to_first_token_s, max_total_tokens_per_s or time_s."""
-    low: float
-    """Low end of the figure, in the figure's unit (bytes, tokens/s or seconds; for a time, the fastest)."""
-    typical: float
-    """The figure as the answer states it elsewhere, in its unit."""
-    high: float
-    """High end of the figure, in its unit (for a time, the slowest)."""
-    note: Message
-    """What the range rests on: bytes per parameter of model state, the engine's bandwidth share and fixed costs, its
-    share of peak for prefill, or MFU and the step model."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class CostResult:
     """The electricity's fields stand at the top of the answer, then the cost of ownership."""
@@ -209,7 +188,6 @@ class Estimate:
     bound: str
     """What limits the work by the roofline: memory (bandwidth) or compute, for a decode step at the asked batch;
     always compute for training."""
-    ranges: tuple[FigureRange, ...]
     """Headline figures as low, typical and high: total_bytes always; decode speed, total tokens/s, time to first
     token and capacity (inference) or time_s (training)."""
     alternatives: tuple[Alternative, ...]

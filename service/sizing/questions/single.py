@@ -1,6 +1,7 @@
 """The memory question and the throughput question."""
 
 
+from ..cards import Card
 from ..inputs import (
     HardwareInput,
     Notes,
@@ -22,24 +23,24 @@ def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | 
     notes, resolved = opening(model, workload, cards=(hardware.card,) if hardware else ())
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
-        return _memory_result(model, resolved, breakdown, None, None, notes)
+        return _memory_result(model, resolved, breakdown, None, None, None, notes)
     # Memory answers the cards asked: the fit and the plan are for them, even where they fall short.
     if resolved.training:
         job = place_training(model, resolved, hardware, notes)
-        return _memory_result(model, job.workload, job.breakdown, job.fit, plan_shown(job.placements.asked),
-                              notes)
+        return _memory_result(model, job.workload, job.breakdown, hardware.card, job.fit,
+                              plan_shown(job.placements.asked), notes)
     breakdown = memory_breakdown(model, resolved, notes)
     plan = serving_plan(model, resolved, breakdown, hardware, notes)
     serving_plan_notes(model, resolved, plan.placements, plan.placements.asked, notes)
-    return _memory_result(model, resolved, breakdown, plan.fit, plan_shown(plan.placements.asked), notes)
+    return _memory_result(model, resolved, breakdown, hardware.card, plan.fit, plan_shown(plan.placements.asked),
+                          notes)
 
 
-def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown,
+def _memory_result(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card | None,
                    fit: FitAnswer | None, plan: PlanAnswer | None, notes: Notes) -> MemoryResult:
     return MemoryResult(
         breakdown=breakdown, model=model, mode=workload.mode, precision=workload.precision.name,
-        kv_precision=workload.kv_precision.name, fit=fit, fits=None if fit is None else fit.fits,
-        cards_needed=None if fit is None else fit.cards_needed, parallelism=plan, workload=workload,
+        kv_precision=workload.kv_precision.name, fit=fit, card=card, parallelism=plan, workload=workload,
         **notes.said())
 
 
