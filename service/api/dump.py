@@ -19,7 +19,7 @@ from marshmallow import Schema, fields
 from marshmallow.utils import missing
 
 from .schemas import StrictBoolean
-from .shapes import Num, Said, Scaled, said
+from .shapes import SELF, Grouped, Num, Said, Scaled, said
 
 _MISSING = object()
 Convert = Callable[[Any], Any]
@@ -100,7 +100,9 @@ def _source(plan: list[tuple[str, str]], converters: list[Convert], mapping: boo
     marshmallow's accessor does) and converts it: no per-field calls beyond the conversion."""
     lines = ["def dump(obj):", "    out = {}"]
     for i, (key, attribute) in enumerate(plan):
-        if "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
+        if attribute == SELF:  # a group of the answer's own fields: the nested schema reads the object
+            lines.append("    v = obj")
+        elif "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
             lines.append(f"    v = walk(obj, {tuple(attribute.split('.'))!r})")
         elif mapping:
             lines.append(f"    v = obj.get({attribute!r}, M)")
@@ -189,7 +191,8 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
             continue
         if field.dump_default is not missing:
             raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
-        plan.append((field.data_key or name, field.attribute or name))
+        plan.append((field.data_key or name, SELF if isinstance(field, Grouped) and not field.attribute
+                     else field.attribute or name))
         below = selection.get(name) if selection else None
         converters.append(_part_converter(name, field, below) if below else _converter(field))
     compiled[True] = _compile(plan, converters, mapping=True)

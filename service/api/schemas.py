@@ -72,7 +72,7 @@ from ..sizing import (
     model_from_hf_config,
 )
 from .catalogs import current_catalogs
-from .shapes import Num, Said, Scaled, answer_schema, register
+from .shapes import _GROUPS, Num, Said, Scaled, answer_schema, register
 
 MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
@@ -889,10 +889,25 @@ DecodeStepSchema = answer_schema(
     exclude=("prefill_tokens", "weights_read_bytes_per_card", "kv_read_bytes_per_card",
              "flops_per_card", "bound"))
 DecodePointSchema = answer_schema(DecodePoint, "DecodePoint")
-ThroughputSchema = answer_schema(ThroughputAnswer, "Throughput", exclude=("cards", "max_concurrent_sequences"))
-TrainingSchema = answer_schema(TrainingAnswer, "Training", exclude=(
-    "cards", "time_days", "micro_batch", "gradient_accumulation", "global_batch_tokens", "nodes", "cards_per_node"),
-    rename={"network_bytes_per_s_per_machine": "network_bytes_per_s_per_node"})
+# The guide's own figures stand in one `guide` object beside the service's model of the same thing.
+ThroughputSchema = answer_schema(
+    ThroughputAnswer, "Throughput", exclude=("cards", "max_concurrent_sequences"),
+    group={"guide": ("The guide's rule of thumb for decode speed, beside the service's roofline: a share of the "
+                     "summed bandwidth over the bytes a token reads.", "ThroughputGuide",
+                     {"decode_tokens_per_s": "decode_tokens_per_s_guide",
+                      "total_tokens_per_s": "total_tokens_per_s_guide"})})
+TrainingSchema = answer_schema(
+    TrainingAnswer, "Training", exclude=(
+        "cards", "time_days", "micro_batch", "gradient_accumulation", "global_batch_tokens", "nodes", "cards_per_node"),
+    rename={"network_bytes_per_s_per_machine": "network_bytes_per_s_per_node"},
+    group={"guide": ("The guide's first-order figures, beside the step model's: the run time by its scaling "
+                     "curve, one micro-batch's compute at mfu, the gradients synchronised over the interconnect, and "
+                     "the first-order step they add up to.", "TrainingGuide",
+                     {"time_s": "time_s_guide_curve", "micro_batch_compute_s": "step_compute_s",
+                      "gradient_bytes": "gradient_bytes", "interconnect_bytes_per_s": "interconnect_bytes_per_s",
+                      "gradient_sync_s": "gradient_sync_s", "first_order_step_s": "step_time_s"})})
+ThroughputGuideSchema = _GROUPS["ThroughputGuide"]
+TrainingGuideSchema = _GROUPS["TrainingGuide"]
 EnergySchema = answer_schema(EnergyAnswer, "Energy", rename={"installations": "machines"})
 HostSchema = answer_schema(HostSizing, "Host")
 # Beside the plan (which owns cards, machines and cards per machine), the machines' sizing alone.

@@ -59,6 +59,19 @@ def said(value):
     return as_json(value)
 
 
+class Grouped(fields.Nested):
+    """Fields of the answer's own object shown together as one nested object (the guide's figures
+    beside the service's model): the nested schema reads the same object."""
+
+    def get_value(self, obj, attr, accessor=None, default=None):
+        if self.attribute:  # flattened into another answer: the object it was read from
+            return super().get_value(obj, attr, accessor, default)
+        return obj
+
+
+SELF = ""  # the attribute a grouped field reads: the object itself
+
+
 def nested(cls: type) -> type[Schema]:
     """The schema of a nested answer dataclass (made by `answer_schema` first)."""
     try:
@@ -156,7 +169,8 @@ def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
         if field.name in flatten:  # the nested answer's own schema, read through this field
             for key, inner in nested(hints[field.name])._declared_fields.items():
                 spliced = copy.copy(inner)
-                spliced.attribute = f"{field.name}.{inner.attribute or key}"
+                spliced.attribute = (field.name if isinstance(inner, Grouped) and not inner.attribute
+                                     else f"{field.name}.{inner.attribute or key}")
                 out[key] = spliced
             continue
         key = json_name.get(field.name, field.name)
@@ -174,10 +188,41 @@ def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
     return out
 
 
+def _grouped(out: dict[str, fields.Field], cls: type,
+             group: Mapping[str, tuple[str, str, Mapping[str, str]]]) -> dict[str, fields.Field]:
+    """`out` with each group's fields taken out and shown as one nested object, where its first field stood."""
+    for key, (description, component, members) in group.items():
+        taken = {}
+        for json_name, attribute in members.items():
+            source = next((k for k, f in out.items() if (f.attribute or k) == attribute), None)
+            if source is None:
+                raise TypeError(f"{cls.__name__}: no field {attribute!r} to group under {key!r}")
+            made = copy.copy(out[source])
+            made.attribute = attribute
+            taken[json_name] = made
+        first = next(k for k, f in out.items() if (f.attribute or k) in members.values())
+        inner = Schema.from_dict(taken, name=f"{component}Schema")
+        inner.__doc__ = description
+        grouped = Grouped(inner, required=True, metadata={DESCRIPTION: description})
+        kept: dict[str, fields.Field] = {}
+        for k, f in out.items():
+            if (f.attribute or k) not in members.values():
+                kept[k] = f
+            elif k == first:
+                kept[key] = grouped
+        out = kept
+        _GROUPS[component] = inner
+    return out
+
+
+_GROUPS: dict[str, type[Schema]] = {}  # every grouped object's schema, by component name (make spec lists them)
+
+
 def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, str] | None = None,
                   exclude: tuple[str, ...] = (), flatten: tuple[str, ...] = (),
                   units: Mapping[str, tuple[str, float, str]] | None = None,
                   declare: Mapping[str, fields.Field] | None = None,
+                  group: Mapping[str, tuple[str, str, Mapping[str, str]]] | None = None,
                   description: str | None = None) -> type[Schema]:
     """The response schema of the answer dataclass `cls`, its fields in the dataclass's order.
 
@@ -185,12 +230,16 @@ def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, st
     the attributes that are not part of the answer; `flatten` the nested answers whose fields
     stand in the answer's own object, at their place; `units` adds a field shown in another unit
     right after its source, with the unit's name (`{"total_gib": ("total_bytes", GIB, "GiB")}`);
-    `declare` declares a field by hand where its type alone does not say it. `name` is the
+    `declare` declares a field by hand where its type alone does not say it; `group` shows fields of
+    the answer together as one nested object (`{"guide": (description, component, {json name:
+    attribute})}`), where the first of them stood. `name` is the
     component's name (default: the class name), `description` the component's.
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass")
     declared = _declared(cls, rename or {}, exclude, flatten, units or {}, declare or {})
+    if group:
+        declared = _grouped(declared, cls, group)
     schema = Schema.from_dict(declared, name=f"{name or cls.__name__}Schema")
     schema.__doc__ = description
     schema.answer = cls  # type: ignore[attr-defined]  # the dataclass it was made from

@@ -110,7 +110,8 @@ def components() -> dict[str, dict]:
         plugin.converter.add_attribute_function(function)
     classes = schema_classes()
     for name, cls in classes.items():
-        spec.components.schema(name, schema=cls)
+        if name not in spec.components.schemas:  # a nested schema is registered by its first user
+            spec.components.schema(name, schema=cls)
     out = {}
     for name, body in spec.to_dict()["components"]["schemas"].items():
         _without_inclusive_twins(body)

@@ -153,8 +153,8 @@ class TrainingAnswer:
     """One card's dense peak in FLOP/s at the training precision: fp8 for fp8 training, fp32 for fp32, else half
     precision (bf16/fp16)."""
     mfu: float
-    """Model FLOPs utilisation asked, or the guide's default 0.4 (0-1). Prices time_s_linear, time_s_guide_curve and
-    step_compute_s; time_s only when an MFU or scaling efficiency is given."""
+    """Model FLOPs utilisation asked, or the guide's default 0.4 (0-1). Prices time_s_linear, guide.time_s and
+    guide.micro_batch_compute_s; time_s only when an MFU or scaling efficiency is given."""
     scaling_efficiency: float
     """Scaling efficiency time_s is priced at (0-1): the given workload.scaling_efficiency, else 1.0 (the step model
     counts communication itself). Not the guide's curve."""
@@ -170,7 +170,7 @@ class TrainingAnswer:
     time_days: float | None
     """The same as time_s, in days (86,400 s); null when time_s is null."""
     time_s_range: Range | None
-    """Low, typical and high time_s in s: the step model's spread (1/1.25x to 1.25x) widened to time_s_guide_curve;
+    """Low, typical and high time_s in s: the step model's spread (1/1.25x to 1.25x) widened to guide.time_s;
     all equal with a given scaling efficiency. Null when time_s is null."""
     time_s_guide_curve: float | None
     """Run time in s by the guide's curve: time_s_linear / its scaling efficiency for this count (85 % at 8, 80 % at
@@ -194,8 +194,8 @@ class TrainingAnswer:
     """The guide's compute time of one micro-batch in s: its model FLOPs over (tensor x pipeline cards x
     peak_flops_per_s x mfu). Compared with gradient_sync_s."""
     step_time_s: float | None
-    """The guide's first-order step in s: step_compute_s + gradient_sync_s. Null when gradient_sync_s is null or no
-    count holds the job. Not the step model's step_s."""
+    """The guide's first-order step in s: micro_batch_compute_s + gradient_sync_s. Null when gradient_sync_s is null
+    or no count holds the job. Not the step model's step_s."""
     global_batch_tokens: int
     """Tokens one optimizer step processes: gradient_accumulation x micro_batch x copies (data x expert) x context
     tokens, at least global_batch_tokens_asked. Also in parallelism."""

@@ -208,11 +208,11 @@ def test_the_step_model_beside_the_guide(client):
     accumulation = math.ceil(math.ceil(4e6 / 4096) / 8)  # 4M tokens of 4096-token sequences
     assert body["parallelism"]["gradient_accumulation"] == accumulation and body["parallelism"]["micro_batch"] == 1
     assert body["data_comm_s"] == approx(accumulation * (2 * gather(14e9) + gather(28e9)))
-    assert body["gradient_sync_s"] == approx(28e9 / 900e9)  # the guide's first order
+    assert body["guide"]["gradient_sync_s"] == approx(28e9 / 900e9)  # the guide's first order
     assert body["method"] == "step model" and body["parallelism"]["machines"] == 1
     assert body["parallelism"] == {**body["parallelism"], "tensor": 1, "data": 8, "machines": 1}
     # the guide's curve beside it: 6 x 7B x 1T at 40 % MFU and 85 % scaling on 8 cards
-    assert body["time_s_guide_curve"] == approx(6 * 7e9 * 1e12 / (8 * 989.5e12 * 0.4 * 0.85))
+    assert body["guide"]["time_s"] == approx(6 * 7e9 * 1e12 / (8 * 989.5e12 * 0.4 * 0.85))
 
 
 def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
@@ -231,8 +231,8 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
     machine = answer["parallelism"]["cards_per_machine"]  # counts beyond a machine are whole machines
     assert needed % machine == 0 and scaling(count=needed - machine)["time_s"] / 86400 > 30
     by_curve = answer["cards_needed_for_deadline_guide_curve"]
-    assert scaling(count=by_curve)["time_s_guide_curve"] <= 30 * 86400
-    assert scaling(count=by_curve - 1)["time_s_guide_curve"] > 30 * 86400
+    assert scaling(count=by_curve)["guide"]["time_s"] <= 30 * 86400
+    assert scaling(count=by_curve - 1)["guide"]["time_s"] > 30 * 86400
     assert by_curve > needed  # the guide's curve is the more pessimistic
 
 

@@ -57,13 +57,13 @@ def test_w_c_interconnect_falls_back_to_the_lines_pcie_figure_and_says_so(client
     answer = estimate(client, model={"params_billion": 7}, hardware={"card": "W-C", "count": 2},
                       workload={"mode": "full_finetune", "train_tokens": 1e9})
     assert names(answer)["interconnect_gb_per_s"]["value"] == 64
-    assert answer["training"]["gradient_sync_s"] == approx(28 / 64)
+    assert answer["training"]["guide"]["gradient_sync_s"] == approx(28 / 64)
 
 
 def test_d_s_training_sync_is_not_invented(client):
     answer = estimate(client, model={"params_billion": 1}, hardware={"card": "D-S", "count": 4},
                       workload={"mode": "full_finetune", "train_tokens": 1e9})
-    assert answer["training"]["gradient_sync_s"] is None
+    assert answer["training"]["guide"]["gradient_sync_s"] is None
     assert any("no interconnect bandwidth" in w for w in texts(answer["warnings"]))
 
 

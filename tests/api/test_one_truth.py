@@ -356,7 +356,7 @@ def test_lora_syncs_the_adapters_gradients_not_the_models(client):
     body = {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 8}}
     lora = post(client, "/v1/scaling", {**body, "workload": {"mode": "lora", "train_tokens": 1e9}})
     full = post(client, "/v1/scaling", {**body, "workload": {"mode": "full_finetune", "train_tokens": 1e9}})
-    assert lora["gradient_bytes"] < full["gradient_bytes"] / 50
+    assert lora["guide"]["gradient_bytes"] < full["guide"]["gradient_bytes"] / 50
 
 
 def test_rank_says_family_names_and_ranks_a_card_once(client):

@@ -116,3 +116,33 @@ def test_a_docstring_under_a_field_is_its_description_and_units_say_their_source
     assert flat["tokens_per_s"].metadata["description"] == inner["tokens_per_s"].metadata["description"]
     assert outer["latency_s"].metadata["description"] == "Seconds to the first token."
     assert outer["memory_gib"].metadata["description"] == "The same as memory_bytes, in GiB."
+
+
+@dataclass(frozen=True, kw_only=True)
+class Run:
+    time_s: float
+    time_s_guide: float
+    """The guide's time."""
+    sync_s_guide: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunAnswer:
+    run: Run
+    cards: int
+
+
+RunSchema = answer_schema(Run, "ShapeRun", group={"guide": ("The guide's figures.", "ShapeRunGuide", {
+    "time_s": "time_s_guide", "sync_s": "sync_s_guide"})})
+RunAnswerSchema = answer_schema(RunAnswer, "ShapeRunAnswer", flatten=("run",))
+
+
+def test_a_group_shows_the_answers_own_fields_as_one_nested_object_where_the_first_stood():
+    run = RunAnswer(run=Run(time_s=10.0, time_s_guide=12.0, sync_s_guide=0.5), cards=8)
+    expected = {"time_s": 10.0, "guide": {"time_s": 12.0, "sync_s": 0.5}}
+    assert dumper(RunSchema)(run.run) == RunSchema().dump(run.run) == expected
+    assert dumper(RunAnswerSchema)(run) == RunAnswerSchema().dump(run) == {**expected, "cards": 8}
+    inner = RunSchema().fields["guide"].schema.fields
+    assert inner["time_s"].metadata["description"] == "The guide's time."
+    with pytest.raises(TypeError, match="no field 'speed_s'"):
+        answer_schema(Run, "ShapeBad", group={"guide": ("", "ShapeBadGuide", {"speed": "speed_s"})})

@@ -87,7 +87,7 @@ class ScalingPoint:
     """Whether this count is at least the least count that holds the job in memory; the time is given either way."""
     scaling_efficiency: float
     """Scaling efficiency time_s is priced at: the given workload.scaling_efficiency, else 1.0. Not the guide's curve
-    (time_s_linear / time_s_guide_curve)."""
+    (time_s_linear / guide.time_s)."""
     time_s: float | None
     """Training time in s on this count by the answer's method (the plan's group copied, not each count's own
     recipe)."""
