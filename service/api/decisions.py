@@ -45,7 +45,7 @@ def rank():
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
                         args.get("count"))
     count_estimate("rank", line)
-    return _rank_out(result)
+    return _rank_out(said_in(args.get("lang") or preferred_lang() or "en", result))
 
 
 def _single_line(cards) -> str:

@@ -701,6 +701,8 @@ class RankRequestSchema(_Strict):
     model = ModelField()
     workload = _workload()
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS))
+    lang = _lang(metadata=doc("Language of the explanations and notes: en (default) or zh; Accept-Language also "
+                              "works."))
 
 
 class ConstraintsSpecSchema(_Strict):

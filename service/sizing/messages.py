@@ -1205,6 +1205,19 @@ RENT_STAYS_CHEAPER = template(
     "renting against buying: renting is cheaper over the years")
 
 
+# --- ranking.py: how a ranking is scored
+RANK_NORMALISATION = template(
+    "rank_normalisation",
+    "each dimension scores 100 x value / the best value among the compared cards (0 when a card has no figure); "
+    "the total is the weighted sum divided by 100", "how a ranking's scores are computed")
+RANK_PART = template("rank_part", "{dimension} {score:.0f} x {weight:g} % = {contribution:.1f}",
+                     "one dimension's score, weight and contribution")
+RANK_PARTS = template("rank_parts", "{first}, {rest}", "two parts of a ranking's explanation")
+RANK_NO_WEIGHT = template("rank_no_weight", "no dimension weighted", "a ranking with every weight zero")
+RANK_EXPLANATION = template("rank_explanation", "{card}: {parts}; strongest on {dimension}",
+                            "why a card ranks where it does")
+
+
 def check(translations: Mapping[str, str]) -> list[str]:
     """What a catalog lacks or has too much of: templates without a translation, translations
     whose fields differ from the English's, entries no template uses."""

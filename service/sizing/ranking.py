@@ -35,8 +35,7 @@ WEIGHTS = {
 }
 UNITS = {"dense_compute": "TFLOP/s", "memory_capacity": "GiB", "memory_bandwidth": "GB/s",
          "interconnect": "GB/s", "efficiency_stability": "points"}
-NORMALISATION = ("each dimension scores 100 x value / the best value among the compared cards "
-                 "(0 when a card has no figure); the total is the weighted sum divided by 100")
+NORMALISATION = M.RANK_NORMALISATION()
 # Efficiency and stability: half dense TFLOP/s per watt (scored against the best), half
 # stability, which the guide ties to ECC and to the line's duty (workstation and data-centre
 # cards hold a flat line for days; consumer clocks wander 5-10 % over 72 hours).
@@ -73,8 +72,8 @@ class RankedCard:
     scores: tuple[DimensionScore, ...]
     """One score per dimension, in the order dense_compute, memory_capacity, memory_bandwidth, interconnect,
     efficiency_stability."""
-    explanation: str
-    """One line: each weighted dimension's score x weight = contribution, and the strongest dimension (English)."""
+    explanation: M.Message
+    """One line: each weighted dimension's score x weight = contribution, and the strongest dimension."""
 
 
 def dense_tflops(card: Card) -> float | None:
@@ -132,11 +131,14 @@ def _score(card: Card, dim: str, value: float | None, best: float, weight: float
     return DimensionScore(dim, value, UNITS[dim], score, weight, weight * score / 100)
 
 
-def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> str:
-    parts = [f"{s.dimension} {s.score:.0f} x {s.weight:g} % = {s.contribution:.1f}"
+def _explain(card: Card, scores: tuple[DimensionScore, ...]) -> M.Message:
+    parts = [M.RANK_PART(dimension=s.dimension, score=s.score, weight=s.weight, contribution=s.contribution)
              for s in scores if s.weight]
+    said = parts[-1] if parts else M.RANK_NO_WEIGHT()
+    for part in reversed(parts[:-1]):
+        said = M.RANK_PARTS(first=part, rest=said)
     strongest = max(scores, key=lambda s: s.contribution)
-    return (f"{card.id}: " + ", ".join(parts) + f"; strongest on {strongest.dimension}")
+    return M.RANK_EXPLANATION(card=card.id, parts=said, dimension=strongest.dimension)
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ class Excluded:
     cards_needed: int | None
     """Cards of this kind that would hold the model; null when no count does."""
     reason: M.Message
-    """Why it was left out, in English only: needs more cards than allowed, or holds the model on no number of
+    """Why it was left out: needs more cards than allowed, or holds the model on no number of
     cards."""
 
 
@@ -156,7 +158,7 @@ class RankResult:
     """Product line whose guide weights apply: the one asked, else the line of the cards named."""
     weights: dict[str, float]
     """Weight per dimension in percent, scaled to add up to 100 (the line's guide weights unless given)."""
-    normalisation: str
+    normalisation: M.Message
     """Sentence stating how scores are computed: 100 x value / best among the compared cards, total the weighted sum /
     100."""
     ranking: tuple[RankedCard, ...]

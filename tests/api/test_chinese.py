@@ -82,6 +82,18 @@ def _answers(client):
                                                           "constraints": {"budget": 1000, "ecc": True}})
     yield "recommend 24x7", post(client, "/v1/recommend", {"model": "llama-3.1-8b", "lang": "zh",
                                                         "constraints": {"continuous_hours": 8760}})
+    # Every other endpoint that says something, asked in Chinese.
+    yield "memory", post(client, "/v1/memory", {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090"},
+                                                "workload": {"mode": "qlora"}, "lang": "zh"})
+    yield "throughput", post(client, "/v1/throughput", {"model": "deepseek-v3", "hardware": {"card": "h200-sxm"},
+                                                        "lang": "zh"})
+    yield "scaling", post(client, "/v1/scaling", {"model": "llama-3.1-8b", "hardware": {"card": "h100-sxm"},
+                                                  "workload": {"mode": "pretrain", "train_tokens": 1e12},
+                                                  "deadline_days": 20, "lang": "zh"})
+    yield "cost", post(client, "/v1/cost", {"hardware": {"card": "b200", "count": 16}, "lang": "zh"})
+    yield "rank", post(client, "/v1/rank", {"line": "datacenter", "model": "llama-3.1-70b", "lang": "zh"})
+    yield "normalize", post(client, "/v1/normalize", {"value": 800, "precision": "int8", "sparse": True,
+                                                      "lang": "zh"})
 
 
 def test_every_sentence_of_a_chinese_answer_is_chinese(client):
