@@ -17,9 +17,11 @@ from .test_hfconfig import LLAMA_31_8B, LLAMA_31_70B, MIXTRAL_8X7B
     [
         ("fp32", "fp32", 32), ("BF16", "bf16", 16), ("float16", "fp16", 16), ("fp8", "fp8", 8),
         ("int8", "int8", 8), ("int4", "int4", 4),
-        ("Q8_0", "q8_0", 8.5),  # 34 bytes per block of 32
-        ("q6_k", "q6_k", 6.56), ("Q5_K_M", "q5_k_m", 5.68), ("q4_k_m", "q4_k_m", 4.84),
-        ("Q4_0", "q4_0", 4.5), ("q3_k_m", "q3_k_m", 3.91), ("Q2_K", "q2_k", 3.35),
+        ("Q8_0", "q8_0", 8.5),  # 34 bytes per block of 32: the block layout, not a measurement
+        # The k-quant mixes' whole-file averages are checked against published files
+        # (test_file_sizes.py), not restated here: only their names.
+        ("q6_k", "q6_k", None), ("Q5_K_M", "q5_k_m", None), ("q4_k_m", "q4_k_m", None),
+        ("Q4_0", "q4_0", 4.5), ("q3_k_m", "q3_k_m", None), ("Q2_K", "q2_k", None),
         ("gptq", "gptq-int4-g128", 4 + 20 / 128), ("GPTQ-int4-g32", "gptq-int4-g32", 4 + 20 / 32),
         ("gptq-int8-g128", "gptq-int8-g128", 8 + 24 / 128), ("awq", "awq-int4-g128", 4 + 20 / 128),
         ("bnb-int8", "bnb-int8", 8), ("nf4", "nf4", 4.5), ("nf4-dq", "nf4-dq", 4.127),
@@ -29,7 +31,8 @@ from .test_hfconfig import LLAMA_31_8B, LLAMA_31_70B, MIXTRAL_8X7B
 def test_bits_per_weight(name, canonical, bits):
     precision = get_precision(name)
     assert precision.name == canonical
-    assert precision.bits_per_value == approx(bits, abs=1e-3)
+    if bits is not None:
+        assert precision.bits_per_value == approx(bits, abs=1e-3)
 
 
 @pytest.mark.parametrize("name", ["fp5", "gptq-int4-g100", "awq-int8", "q9_k", ""])
