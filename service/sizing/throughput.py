@@ -361,7 +361,16 @@ def throughput_answer(
     capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
-    return _noted(ThroughputAnswer(
+    efficiency = Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency, s.high.bandwidth_efficiency)
+    # What each headline range's ends rest on: the speeds on the bandwidth shares (said once for all
+    # three), time to first token on the prefill share.
+    shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name)
+    prefill = {**prefill, "time_to_first_token_s_range": replace(prefill["time_to_first_token_s_range"],
+                                                                 note=M.RANGE_PREFILL())}
+    if capacity["max_total_tokens_per_s_range"] is not None:
+        capacity = {**capacity, "max_total_tokens_per_s_range": replace(capacity["max_total_tokens_per_s_range"],
+                                                                        note=shares)}
+    return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
         engine=s.engine_name,
         compute_precision=_compute_key(s.typical.card, workload),
@@ -373,16 +382,15 @@ def throughput_answer(
         weights_read_bytes_per_step=typical.weights_read_bytes_per_card * width * rounds,
         flops_per_token=decode_flops_per_token(model.params_per_token),
         decode_efficiency=s.typical.bandwidth_efficiency,
-        decode_efficiency_range=Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency,
-                                      s.high.bandwidth_efficiency),
+        decode_efficiency_range=efficiency,
         achievable_bandwidth_fraction=s.bandwidth_fraction,
         decode_tokens_per_s_ceiling=1 / ideal.step_s,
         decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s,
-        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=per_stream,
+        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=replace(per_stream, note=shares),
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
         total_tokens_per_s_ceiling=ceiling_total,
-        total_tokens_per_s=total.typical, total_tokens_per_s_range=total,
+        total_tokens_per_s=total.typical, total_tokens_per_s_range=replace(total, note=shares),
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
         link_bytes_per_s=None if link is None else link.bytes_per_s,
@@ -394,16 +402,7 @@ def throughput_answer(
         decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
         capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
-    ))
-
-
-def _noted(speed: "ThroughputAnswer") -> "ThroughputAnswer":
-    """The answer with each headline range saying what its ends rest on."""
-    noted = {name: replace(r, note=range_note(name, speed))
-             for name in ("decode_tokens_per_s_range", "total_tokens_per_s_range", "time_to_first_token_s_range",
-                          "max_total_tokens_per_s_range")
-             if (r := getattr(speed, name)) is not None}
-    return replace(speed, **noted)
+    )
 
 
 def _link_crossed(dep: Deployment) -> Link | None:
@@ -434,14 +433,6 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
     notes.assume("decode_efficiency", round(scaled.typical, 4),
                  M.CLAUSES(clauses=(*why, M.SHARE_RANGE(low=scaled.low, high=scaled.high))))
     return scaled
-
-
-def range_note(name: str, speed: "ThroughputAnswer") -> M.Message:
-    """What a headline range's low and high rest on, from the shares the answer used."""
-    if name == "time_to_first_token_s_range":
-        return M.RANGE_PREFILL()
-    return M.RANGE_BANDWIDTH(low=speed.decode_efficiency_range.low, high=speed.decode_efficiency_range.high,
-                             engine=speed.engine)
 
 
 def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric, notes: Notes) -> None:
