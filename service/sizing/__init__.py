@@ -45,7 +45,7 @@ from .training import OPTIMIZERS, RECOMPUTE_MODES
 from .training_time import TrainingAnswer
 from .troubleshoot import diagnose
 from .units import GB, GIB, TERA, billions_to_count
-from .zh import said_in, say_zh, to_zh
+from .zh import said_in, to_zh
 
 __all__ = [
     "ACCUMULATE", "DIMENSIONS", "ENGINE_NAMES", "GB", "GIB", "INTERCONNECT_KINDS", "LADDER", "LINES",
@@ -60,7 +60,7 @@ __all__ = [
     "TrainingAnswer", "UnknownCardError", "UnknownModelError", "WorkloadInput",
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
-    "questions", "rank_cards", "real_card", "recommend", "said_in", "say_zh", "to_zh",
+    "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
     "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "as_json", "check_translations",
     "translations",
 ]

@@ -1,9 +1,9 @@
 """Chinese for the answer's words when an answer is asked for in Chinese (lang=zh).
 
-Every sentence the domain says (warnings, assumption notes, reasons) is a coded message
-(messages.py), said from the gettext catalog locale/zh.po with its parameters in Chinese too.
-A parameter that is plain text, not a sentence of the service's (a plan's description, a link's
-name, where a model's positions come from), is translated by the few rules of zh_rules.py: each
+Every sentence the domain says (warnings, assumption notes, reasons, plans, summaries) is a coded
+message (messages.py), said from the gettext catalog locale/zh.po with its parameters in Chinese
+too. A parameter that is plain catalog text, not a sentence of the service's (a link's name, a
+family's why, where a model's positions come from), is translated by the few rules of zh_rules.py: each
 a regular expression over that text (its variable parts as named groups) and the Chinese that
 says the same; a group named `t_...` is translated in turn, and text no rule matches whole is
 split at "; " and its parts translated one by one. tests/api/test_chinese.py fails on a sentence
@@ -20,14 +20,6 @@ from .zh_rules import RULES
 
 _COMPILED = tuple((re.compile(pattern, re.DOTALL), template)
                   for pattern, template in RULES)
-
-
-def say_zh(text: str) -> str:
-    """`text` in Chinese: a coded message from the catalog (its plain parts by rule), other text by
-    rule."""
-    if isinstance(text, Message):
-        return text.say(translations("zh"), to_zh)
-    return to_zh(text)
 
 
 @lru_cache(maxsize=4096)
@@ -73,9 +65,7 @@ _SENTENCE_GAP = {"zh": ""}
 
 def sentences(lang: str, said) -> str:
     """Coded messages said in `lang` as one paragraph (a summary)."""
-    if lang == "zh":
-        return "".join(m.say(translations("zh"), to_zh) for m in said)
-    return _SENTENCE_GAP.get(lang, " ").join(said)
+    return _SENTENCE_GAP.get(lang, " ").join(m.say(translations("zh"), to_zh) if lang == "zh" else m for m in said)
 
 
 def said_in(lang: str, result):
