@@ -124,14 +124,21 @@ class Message(str):
                 return str(value)
             return plain(str(value))
 
-        separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
-        return _format(translations.get(self.template.english, self.template.english), self.params, say, separator)
+        return self._in(translations, self.params, say)
 
     def said(self, translations: Mapping[str, str], plain: Callable[[str], str] = lambda text: text) -> "Message":
         """The same message (code and parameters) with its text, and its nested messages' texts, in
-        the language of `translations`."""
+        the language of `translations`: each nested message said once, its text then quoted."""
         params = {name: _said(value, translations, plain) for name, value in self.params.items()}
-        return Message(self.template, params, self.say(translations, plain))
+
+        def quote(value: object) -> str:  # a nested message is said already; other text as say() does
+            return str(value) if isinstance(value, (Message, Verbatim)) else plain(str(value))
+
+        return Message(self.template, params, self._in(translations, params, quote))
+
+    def _in(self, translations: Mapping[str, str], params: Mapping[str, object], say: Callable[[object], str]) -> str:
+        separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
+        return _format(translations.get(self.template.english, self.template.english), params, say, separator)
 
 
 def _said(value: object, translations: Mapping[str, str], plain: Callable[[str], str]) -> object:
