@@ -1,8 +1,9 @@
 """The messages' catalogs: `python -m service.i18n --check` (run by make check) fails when a
 coded message (service/sizing/messages.py) lacks its translation in a language's catalog, when a
 translation's fields differ from the English's, or when a catalog keeps an entry no message uses;
-`--update` adds the entries of new messages to each catalog (empty, to translate) and drops the
-unused ones, keeping every translation already made."""
+the same for the catalog data messages quote (a family's why, a card's link name: entries under
+the context "catalog"). `--update` adds the entries of new messages and data to each catalog
+(empty, to translate) and drops the unused ones, keeping every translation already made."""
 
 import argparse
 import io
@@ -12,7 +13,16 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
-from .sizing import LANGUAGES, TEMPLATES, check_translations, translations
+from .sizing import (
+    DATA_CONTEXT,
+    LANGUAGES,
+    TEMPLATES,
+    check_data_translations,
+    check_translations,
+    data_texts,
+    data_translations,
+    translations,
+)
 
 LOCALE = Path(__file__).parent / "sizing" / "locale"
 
@@ -20,7 +30,7 @@ LOCALE = Path(__file__).parent / "sizing" / "locale"
 def check() -> list[str]:
     """Every catalog's problems, each prefixed with its language."""
     return [f"{lang}: {problem}" for lang in LANGUAGES if lang != "en"
-            for problem in check_translations(translations(lang))]
+            for problem in check_translations(translations(lang)) + check_data_translations(lang)]
 
 
 def update(lang: str) -> Path:
@@ -34,6 +44,9 @@ def update(lang: str) -> Path:
         said = old.get(template.english)
         made.add(template.english, said.string if said else "",
                  auto_comments=[f"{template.code}: {template.meaning}"], flags=["python-brace-format"])
+    for text, where in data_texts().items():
+        said = old.get(text, context=DATA_CONTEXT)
+        made.add(text, said.string if said else "", auto_comments=[where], context=DATA_CONTEXT)
     written = io.BytesIO()
     write_po(written, made, width=100, sort_output=False)
     lines = [line for line in written.getvalue().decode("utf-8").splitlines(keepends=True)
@@ -57,11 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             if lang != "en":
                 print(f"updated {update(lang)}")
         translations.cache_clear()
+        data_translations.cache_clear()
     problems = check()
     for problem in problems:
         print(problem, file=sys.stderr)
     if not problems:
-        print(f"{len(TEMPLATES)} messages, each translated in {', '.join(LANGUAGES[1:])}")
+        print(f"{len(TEMPLATES)} messages and {len(data_texts())} catalog texts, each translated in "
+              f"{', '.join(LANGUAGES[1:])}")
     return 1 if problems and args.check else 0
 
 

@@ -13,6 +13,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, va
 
 from ..sizing import (
     ACCUMULATE,
+    CONTEXT_GIVEN,
     DIMENSIONS,
     ENGINE_NAMES,
     GB,
@@ -192,7 +193,7 @@ class ModelSpecSchema(_Strict):
             embedding_params=(data["vocab_size"] * data["hidden_size"]
                               if "vocab_size" in data and "hidden_size" in data else None),
             max_context_tokens=data.get("max_context_tokens"),
-            context_source="given by the caller" if "max_context_tokens" in data else "",
+            context_source=CONTEXT_GIVEN() if "max_context_tokens" in data else "",
         )
 
 

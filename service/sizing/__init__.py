@@ -11,7 +11,18 @@ answers they give, the catalogs, the errors, and the vocabulary requests are che
 from . import compare, defaults, questions, recommend
 from .capacity import CapacityAnswer, Target
 from .cards import INTERCONNECT_KINDS, LINES, Card, custom_card, real_card
-from .catalog import LANGUAGES, Catalogs, Price, extend_catalogs, packaged_catalogs, translations
+from .catalog import (
+    DATA_CONTEXT,
+    LANGUAGES,
+    Catalogs,
+    Price,
+    check_data_translations,
+    data_texts,
+    data_translations,
+    extend_catalogs,
+    packaged_catalogs,
+    translations,
+)
 from .compare import RANK_BY, CompareOption, CompareResult, Offer
 from .cost import EnergyAnswer, OwnershipAnswer
 from .decode import StepCost
@@ -21,7 +32,7 @@ from .hfconfig import model_from_hf_config
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
 from .memory import Component, FitAnswer, MemoryBreakdown
-from .messages import LIST_SEPARATOR, TEMPLATES, Message, Template, as_json
+from .messages import CONTEXT_GIVEN, LIST_SEPARATOR, TEMPLATES, Message, Template, as_json
 from .messages import check as check_translations
 from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
@@ -61,6 +72,7 @@ __all__ = [
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
     "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
-    "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "as_json", "check_translations",
+    "CONTEXT_GIVEN", "DATA_CONTEXT", "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "as_json",
+    "check_data_translations", "check_translations", "data_texts", "data_translations",
     "translations",
 ]

@@ -287,7 +287,7 @@ class Catalog:
         family = self.families.get(key)
         if family is not None:
             return replace(self.index[family.card], lookup_warning=M.FAMILY_TAKEN_AS(
-                name=name, card=family.card, why=family.why, others=", ".join(family.others)))
+                name=name, card=family.card, why=family.why, others=family.others))
         raise UnknownCardError(
             f"unknown card {name!r}{closest_hint(name, {**self.index, **self._family_cards()})}; "
             "GET /cards lists the catalog", field_name)

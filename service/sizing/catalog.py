@@ -23,10 +23,25 @@ def read_data(name: str) -> dict:
 LANGUAGES = ("en", "zh")
 
 
+# The context (msgctxt) of a gettext entry that translates catalog data, not a message.
+DATA_CONTEXT = "catalog"
+
+
 @cache
 def translations(lang: str) -> Mapping[str, str]:
     """The coded messages' sentences in `lang` (English -> translation), from the packaged
     gettext catalog locale/LANG.po; English is the messages' own and needs none."""
+    return _entries(lang, None)
+
+
+@cache
+def data_translations(lang: str) -> Mapping[str, str]:
+    """The catalog data a message quotes, in `lang` (English -> translation): the entries of
+    locale/LANG.po under the context "catalog" (see `data_texts`)."""
+    return _entries(lang, DATA_CONTEXT)
+
+
+def _entries(lang: str, context: str | None) -> Mapping[str, str]:
     if lang == "en":
         return MappingProxyType({})
     path = resources.files(__package__).joinpath(f"locale/{lang}.po")
@@ -34,7 +49,25 @@ def translations(lang: str) -> Mapping[str, str]:
         parsed = read_po(po, locale=lang)
     return MappingProxyType({entry.id: entry.string for entry in parsed
                              if entry.id and isinstance(entry.id, str) and isinstance(entry.string, str)
-                             and entry.string})
+                             and entry.string and entry.context == context})
+
+
+def data_texts() -> dict[str, str]:
+    """The packaged catalog's text that messages quote and that is said in the caller's language
+    (text -> where it stands): a family's why, why a card is not sized, a card's link name."""
+    data = read_data("cards.toml")
+    texts = {raw["why"]: "cards.toml family why" for raw in data.get("family", [])}
+    texts |= {raw["why"]: "cards.toml unsized why" for raw in data.get("unsized", [])}
+    texts |= {raw["interconnect_name"]: "cards.toml card interconnect_name" for raw in data.get("card", [])
+              if raw.get("interconnect_name")}
+    return texts
+
+
+def check_data_translations(lang: str) -> list[str]:
+    """The catalog data without its translation in `lang`, and data entries nothing quotes."""
+    said, texts = data_translations(lang), data_texts()
+    return ([f"{where} {text!r}: no translation" for text, where in texts.items() if text not in said]
+            + [f"unused catalog entry: {text!r}" for text in said if text not in texts])
 
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NoReturn
 
+from . import messages as M
 from .errors import InvalidInputError, SizingError
 from .model import ModelSpec
 from .precision import get_precision
@@ -200,7 +201,7 @@ def _context(c: _Config) -> tuple[int | None, str]:
     Qwen's YaRN recipe adds to a 32K config). A config whose max_position_embeddings is already
     above the original (Llama 3.1, DeepSeek-V3) has counted its scaling in it."""
     positions = c.optional_integer("max_position_embeddings") or None
-    said = "" if positions is None else f"config max_position_embeddings {positions:,}"
+    said: str = "" if positions is None else M.CONFIG_POSITIONS(positions=positions)
     rope = c.raw.get("rope_scaling")
     if not isinstance(rope, Mapping):
         return positions, said
@@ -210,9 +211,10 @@ def _context(c: _Config) -> tuple[int | None, str]:
             or isinstance(original, bool) or not isinstance(original, int) or not 0 < original <= 10**9:
         return positions, said
     if positions is not None and positions > original:
-        return positions, f"{said} (rope_scaling {kind} x{factor:g} from {original:,})"
+        return positions, M.CONFIG_POSITIONS_SCALED(positions=positions, kind=str(kind), factor=factor,
+                                                    original=original)
     scaled = int(original * factor)
-    return scaled, f"rope_scaling {kind} x{factor:g} from {original:,} positions = {scaled:,}"
+    return scaled, M.ROPE_SCALED_POSITIONS(kind=str(kind), factor=factor, original=original, positions=scaled)
 
 
 _VISION_NAME = {"gemma3": "SigLIP vision", "llama4": "Llama 4 vision"}

@@ -27,9 +27,10 @@ class Link:
     directions; a machine's network)."""
 
     name: str
+    """The link's name: the catalog's (as its vendor names it) or a message (PCIe, the network)."""
     bytes_per_s: float
     latency_s: float
-    note: str
+    note: M.Message
     quoted_bytes_per_s: float | None = None
 
     def scaled(self, scale: float) -> "Link":
@@ -52,7 +53,7 @@ def card_link(card: Card, notes, floor: bool = True) -> Link | None:
         notes.assume("interconnect_gb_per_s", PCIE_LINE_GB_PER_S, said(card=card.id, pcie_gb_per_s=PCIE_LINE_GB_PER_S))
         kind = "pcie"
     efficiency, latency = d.LINK_EFFICIENCY[kind], d.LINK_LATENCY_S[kind]
-    name = card.interconnect_name or ("PCIe" if kind == "pcie" else "dedicated link")
+    name = card.interconnect_name or (M.LINK_PCIE() if kind == "pcie" else M.LINK_DEDICATED())
     link = Link(name, quoted / 2 * efficiency.value, latency.value,
                 M.LINK_RATES(both_bytes_per_s=quoted, each_bytes_per_s=quoted / 2, efficiency=efficiency.value,
                              latency_s=latency.value), quoted)
@@ -66,10 +67,10 @@ def network_link(card: Card, per_machine: int, given_gb_per_s: float | None, not
     machine_gb_per_s = given_gb_per_s or notes.use("network_gb_per_s", None, _network_default(card, per_machine))
     efficiency, latency = d.LINK_EFFICIENCY["network"], d.LINK_LATENCY_S["network"]
     per_card = machine_gb_per_s * GB / per_machine
-    return Link(f"network ({machine_gb_per_s:g} GB/s per machine)", per_card * efficiency.value,
+    return Link(M.LINK_NETWORK(machine_bytes_per_s=machine_gb_per_s * GB), per_card * efficiency.value,
                 latency.value,
-                f"{machine_gb_per_s:g} GB/s per machine shared by {per_machine} cards at "
-                f"{efficiency.value:.0%}; {latency.value * 1e6:g} us a collective",
+                M.LINK_NETWORK_RATES(machine_bytes_per_s=machine_gb_per_s * GB, cards=per_machine,
+                                     efficiency=efficiency.value, latency_s=latency.value),
                 machine_gb_per_s * GB)
 
 
@@ -133,8 +134,8 @@ def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, not
     if card.link_domain_cards is not None:
         quoted = card.pcie_bytes_per_s or PCIE_LINE_GB_PER_S * GB
         efficiency, latency = d.LINK_EFFICIENCY["pcie"], d.LINK_LATENCY_S["pcie"]
-        slot = Link(f"PCIe ({quoted / GB:g} GB/s)", quoted / 2 * efficiency.value, latency.value,
-                    f"beyond the {card.link_domain_cards} cards its bridge joins", quoted)
+        slot = Link(M.LINK_PCIE_RATED(both_bytes_per_s=quoted), quoted / 2 * efficiency.value, latency.value,
+                    M.LINK_BEYOND_BRIDGE(cards=card.link_domain_cards), quoted)
         notes.assume("link_domain_cards", card.link_domain_cards, M.LINK_DOMAIN(
             card=card.id, link=inside.name, cards=card.link_domain_cards, slot=slot.name))
     return Fabric(inside, slot, card.link_domain_cards, network_link(card, per_machine, network_gb_per_s, notes),

@@ -48,9 +48,11 @@ def _compiled(text: str) -> tuple[str, tuple[tuple[str, str, str], ...], frozens
     return "".join(out), tuple(dict.fromkeys(conversions)), frozenset(names), frozenset(bare)
 
 
-def _format(text: str, params: Mapping[str, object], say: Callable[[object], str] | None, separator: str) -> str:
-    """`text` filled with `params`: units converted, lists joined with `separator`, and text
-    (messages, plain text) passed through `say` when given (another language)."""
+def _format(text: str, params: Mapping[str, object], say: Callable[[object], str] | None,
+            separators: tuple[str, str]) -> str:
+    """`text` filled with `params`: units converted, lists joined (a list of messages with the
+    first of `separators`, a list of names with the second), and text (messages, plain text)
+    passed through `say` when given (another language)."""
     fast, conversions, _, bare = _compiled(text)
     if say is None and not conversions:
         for name in bare:  # a plain loop: this is the path of most messages, on every answer
@@ -65,6 +67,7 @@ def _format(text: str, params: Mapping[str, object], say: Callable[[object], str
     for name in bare:
         value = values.get(name)
         if isinstance(value, tuple):
+            separator = separators[0] if value and isinstance(value[0], Message) else separators[1]
             values[name] = separator.join(str(v) if say is None else say(v) for v in value)
         elif say is not None and isinstance(value, str):
             values[name] = say(value)
@@ -102,7 +105,7 @@ class Message(str):
         if text is None:
             if params.keys() != template.fields:
                 raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
-            text = _format(template.english, params, None, LIST_SEPARATOR.english)
+            text = _format(template.english, params, None, (LIST_SEPARATOR.english, NAME_SEPARATOR.english))
         message = super().__new__(cls, text)
         message.template, message.params = template, params
         return message
@@ -137,8 +140,9 @@ class Message(str):
         return Message(self.template, params, self._in(translations, params, quote))
 
     def _in(self, translations: Mapping[str, str], params: Mapping[str, object], say: Callable[[object], str]) -> str:
-        separator = translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)
-        return _format(translations.get(self.template.english, self.template.english), params, say, separator)
+        separators = (translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english),
+                      translations.get(NAME_SEPARATOR.english, NAME_SEPARATOR.english))
+        return _format(translations.get(self.template.english, self.template.english), params, say, separators)
 
 
 def _said(value: object, translations: Mapping[str, str], plain: Callable[[str], str]) -> object:
@@ -190,7 +194,8 @@ def template(code: str, english: str, meaning: str) -> Template:
     return made
 
 
-LIST_SEPARATOR = template("list_separator", "; ", "how the items of a list are joined in a sentence")
+LIST_SEPARATOR = template("list_separator", "; ", "how the items of a list of sentences are joined in a sentence")
+NAME_SEPARATOR = template("name_separator", ", ", "how the items of a list of names (card ids) are joined")
 
 # --- speed: what a step's figures rest on (throughput.py)
 DEFAULT_FRACTION = template(
@@ -427,6 +432,19 @@ LINK_NOTE = template("link_note", "{rates} ({efficiency}; {latency})", "a link's
 LINK_DOMAIN = template(
     "link_domain", "{card}'s {link} joins {cards} cards; larger groups talk over {slot}",
     "the card's bridge joins only some cards")
+LINK_PCIE = template("link_pcie", "PCIe", "the PCIe slot, a card's link where it has no dedicated one")
+LINK_DEDICATED = template("link_dedicated", "dedicated link", "a card's own link to its peers, unnamed in the catalog")
+LINK_PCIE_RATED = template("link_pcie_rated", "PCIe ({both_bytes_per_s:GB|g} GB/s)",
+                           "the PCIe slot beyond the cards a bridge joins, with its rate both ways")
+LINK_NETWORK = template("link_network", "network ({machine_bytes_per_s:GB|g} GB/s per machine)",
+                        "the network between machines, with each machine's rate")
+LINK_NETWORK_RATES = template(
+    "link_network_rates",
+    "{machine_bytes_per_s:GB|g} GB/s per machine shared by {cards} cards at {efficiency:.0%}; "
+    "{latency_s:us|g} us a collective",
+    "a card's share of its machine's network as the collectives use it")
+LINK_BEYOND_BRIDGE = template("link_beyond_bridge", "beyond the {cards} cards its bridge joins",
+                              "the PCIe slot carries what crosses from one bridged group to another")
 
 # --- machines and their power (plan.py, host.py, links.py)
 LINE_WORDS = {line: template(f"line_{line}", line, f"the {line} product line, by name")
@@ -671,6 +689,17 @@ CONTEXT_BEYOND_POSITIONS = template(
     "was not trained that long and its output degrades past it; the memory and speed shown are for the length "
     "asked",
     "the context asked is longer than the model was trained for; the figures still follow the formulas")
+CONTEXT_GIVEN = template("context_given_by_caller", "given by the caller",
+                         "the model's positions were given in the request")
+CONFIG_POSITIONS = template("config_positions", "config max_position_embeddings {positions:,}",
+                            "the model's positions are its config's max_position_embeddings")
+CONFIG_POSITIONS_SCALED = template(
+    "config_positions_scaled",
+    "config max_position_embeddings {positions:,} (rope_scaling {kind} x{factor:g} from {original:,})",
+    "the config's max_position_embeddings already counts its rope scaling of the original positions")
+ROPE_SCALED_POSITIONS = template(
+    "rope_scaled_positions", "rope_scaling {kind} x{factor:g} from {original:,} positions = {positions:,}",
+    "the model's positions are its original positions stretched by the config's rope scaling")
 KV_NOT_COUNTED = template(
     "kv_cache_not_counted",
     "KV cache not counted: the model gives no layers, kv_heads and head_dim (or hidden_size and attention_heads); "

@@ -2,46 +2,22 @@
 
 Every sentence the domain says (warnings, assumption notes, reasons, plans, summaries) is a coded
 message (messages.py), said from the gettext catalog locale/zh.po with its parameters in Chinese
-too. A parameter that is plain catalog text, not a sentence of the service's (a link's name, a
-family's why, where a model's positions come from), is translated by the few rules of zh_rules.py: each
-a regular expression over that text (its variable parts as named groups) and the Chinese that
-says the same; a group named `t_...` is translated in turn, and text no rule matches whole is
-split at "; " and its parts translated one by one. tests/api/test_chinese.py fails on a sentence
-an answer says in English under lang=zh.
+too. A parameter that is catalog data, not a sentence of the service's (a family's why, a card's
+link name), is said from the same catalog's entries under the context "catalog"; ids, numbers and
+cited sources stay as they are. tests/api/test_chinese.py fails on a sentence an answer says in
+English under lang=zh.
 """
 
-import re
 from dataclasses import fields, is_dataclass, replace
-from functools import lru_cache
 
-from .catalog import translations
+from .catalog import data_translations, translations
 from .messages import Message
-from .zh_rules import RULES
-
-_COMPILED = tuple((re.compile(pattern, re.DOTALL), template)
-                  for pattern, template in RULES)
 
 
-@lru_cache(maxsize=4096)
 def to_zh(text: str) -> str:
-    """`text` in Chinese where a rule (or rules for each of its "; " parts) matches; else as is."""
-    whole = _by_rule(text)
-    if whole is not None:
-        return whole
-    parts = text.split("; ")
-    if len(parts) > 1:
-        return "；".join(to_zh(part) for part in parts)
-    return text
-
-
-def _by_rule(text: str) -> str | None:
-    for pattern, template in _COMPILED:
-        match = pattern.fullmatch(text)
-        if match:
-            groups = {k: to_zh(v) if k.startswith("t_") and v else (v or "")
-                      for k, v in match.groupdict().items()}
-            return template.format(**groups)
-    return None
+    """Catalog data a message quotes (a family's why, a card's link name) in Chinese, from the
+    catalog's entries under the context "catalog"; any other text (an id, a number) as it is."""
+    return data_translations("zh").get(text, text)
 
 
 def _coded_in_zh(value):

@@ -8,8 +8,18 @@ import pickle
 import pytest
 
 from service import i18n
-from service.sizing import HardwareInput, WorkloadInput, messages, questions, translations
-from service.sizing.catalog import get_card, get_model
+from service.sizing import (
+    HardwareInput,
+    WorkloadInput,
+    check_data_translations,
+    data_texts,
+    data_translations,
+    messages,
+    questions,
+    said_in,
+    translations,
+)
+from service.sizing.catalog import catalog, get_card, get_model
 
 ZH = translations("zh")
 
@@ -25,6 +35,33 @@ def test_the_check_fails_when_one_message_loses_its_chinese(monkeypatch, capsys)
     monkeypatch.setattr(i18n, "translations", lambda lang: {k: v for k, v in ZH.items() if k != lost})
     assert i18n.main(["--check"]) == 1
     assert "zh: cluster_complexity: no translation" in capsys.readouterr().err
+
+
+def test_the_catalog_data_a_message_quotes_has_its_chinese_too():
+    """A family's why and a card's link name are data, not sentences of the service's: the same
+    catalog translates them, under the context "catalog", and the check covers them alike."""
+    assert check_data_translations("zh") == []
+    assert set(data_translations("zh")) == set(data_texts())
+    assert data_translations("zh")["NVLink bridge (pairs of cards)"] == "NVLink 桥（两卡一对）"
+
+
+def test_the_check_fails_when_one_catalog_text_loses_its_chinese(monkeypatch, capsys):
+    said = dict(data_translations("zh"))
+    del said["Infinity Fabric (7 links)"]
+    monkeypatch.setattr("service.sizing.catalog.data_translations", lambda lang: said)
+    assert i18n.main(["--check"]) == 1
+    assert "zh: cards.toml card interconnect_name 'Infinity Fabric (7 links)': no translation" in capsys.readouterr().err
+
+
+def test_a_family_name_is_said_with_its_why_and_its_other_cards_in_chinese():
+    """"A100" means the SXM4 80GB module; the others it may mean are a list of ids (joined with 、
+    in Chinese), and the why comes from the catalog's data entries."""
+    warning = catalog().get("A100").lookup_warning
+    assert warning.params["others"] == ("a100-80gb-pcie", "a100-40gb-sxm", "a100-40gb-pcie")
+    assert "it may also mean a100-80gb-pcie, a100-40gb-sxm, a100-40gb-pcie" in warning
+    zh = said_in("zh", warning)
+    assert "a100-80gb-pcie、a100-40gb-sxm、a100-40gb-pcie" in zh
+    assert "HGX 服务器上的 SXM4 80GB 模组，部署最多的版本" in zh
 
 
 @pytest.mark.parametrize(("broken", "problem"), [
