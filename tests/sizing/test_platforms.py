@@ -5,7 +5,8 @@ rack-scale NVLink domain as one machine."""
 import pytest
 from pytest import approx
 
-from service.sizing.catalog import catalog, get_card
+from service.sizing import HardwareInput, questions
+from service.sizing.catalog import catalog, get_card, get_model
 from service.sizing.host import (
     Platform,
     fit_rows,
@@ -16,7 +17,7 @@ from service.sizing.host import (
     platform,
     power_table,
 )
-from service.sizing.inputs import Notes
+from service.sizing.inputs import EnergyInput, Notes, WorkloadInput
 from service.sizing.links import fabric_for
 from service.sizing.plan import cards_per_machine
 from service.sizing.units import GB
@@ -48,9 +49,9 @@ def test_a_full_machine_draws_what_its_vendor_publishes(card, count, published_w
     ({"card": "gb200", "count": 144}, 240_000),  # two racks, each counted once
     ({"card": "h100-sxm", "count": 16}, 20_400),  # two DGX H100 at 10.2 kW
 ])
-def test_cost_prices_the_published_machines(client, hardware, published_w):
-    answer = client.post("/cost", json={"hardware": hardware}).get_json()
-    assert (answer["power_w"], answer["power_basis"]) == (approx(published_w, rel=0.10), "machine")
+def test_cost_prices_the_published_machines(hardware, published_w):
+    answer = questions.cost(EnergyInput(), HardwareInput(get_card(hardware["card"]), hardware["count"]))
+    assert (answer.energy.power_w, answer.energy.power_basis) == (approx(published_w, rel=0.10), "machine")
 
 
 @pytest.mark.parametrize(("card", "count", "of"), [("b200", 4, 8), ("b200", 1, 8), ("gb200", 8, 72),
@@ -149,11 +150,11 @@ def test_a_tensor_by_expert_group_inside_an_nvl72_rack_talks_over_nvlink():
     assert fabric.between.bytes_per_s == approx(server.bytes_per_s)
 
 
-def test_an_estimate_on_gb200_prices_one_rack_as_one_machine(client):
-    answer = client.post("/estimate", json={"model": "deepseek-v3", "hardware": {"card": "gb200", "count": 72}}
-                         ).get_json()
-    assert answer["parallelism"]["cards_per_machine"] == 72 and answer["parallelism"]["machines"] == 1
-    assert answer["energy"]["power_w"] == approx(120_000, rel=0.10)  # GTC 2024: 120 kW a rack
+def test_an_estimate_on_gb200_prices_one_rack_as_one_machine():
+    answer = questions.estimate(get_model("deepseek-v3").spec, WorkloadInput(), HardwareInput(get_card("gb200"), 72),
+                                EnergyInput())
+    assert answer.parallelism.cards_per_machine == 72 and answer.parallelism.machines == 1
+    assert answer.energy.power_w == approx(120_000, rel=0.10)  # GTC 2024: 120 kW a rack
 
 
 def test_platform_is_a_frozen_record():

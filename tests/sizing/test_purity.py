@@ -97,3 +97,13 @@ def test_the_public_api_check_catches_a_reach_inside(tmp_path):
     reach.mkdir(parents=True)
     (reach / "x.py").write_text("from ..sizing.memory import weights_bytes\n")
     assert list(_sizing_imports(reach / "x.py")) == [("service.sizing.memory", ["weights_bytes"])]
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parent.glob("test_*.py")), ids=lambda p: p.name)
+def test_domain_tests_call_the_domain_not_http(path):
+    """A test of the domain asks the domain: none takes the app or its test client (the HTTP
+    answers are tests/api's)."""
+    tree = ast.parse(path.read_text())
+    over_http = [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                 and {a.arg for a in node.args.args} & {"client", "app"}]
+    assert not over_http, f"{path.name}: {over_http}"
