@@ -13,6 +13,7 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
+from .api import problem_messages  # noqa: F401  (registers the error answers' messages)
 from .sizing import (
     DATA_CONTEXT,
     LANGUAGES,

@@ -56,7 +56,9 @@ import cachetools
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, ServiceUnavailable, TooManyRequests
 
+from .api.problem_messages import COST_TOO_HIGH, RATE_SPENT, SLOT_BUSY, SLOTS_BUSY
 from .metrics import count_cost
+from .sizing import Message
 
 UNIT_LAYERS = 64  # a plain estimate's model: up to this many layers costs one unit
 PLOT_COST = 100   # a plot takes 0.3-1 s against 1-2 ms for an estimate
@@ -249,14 +251,12 @@ def _drained() -> None:
         pass
 
 
-def charge(units: float, what: str) -> None:
+def charge(units: float, what: Message) -> None:
     """This request asks for `units` in all (its first unit was paid on admission): refused with
     413 above the per-request limit, else taken from the client's bucket."""
     limits = _limits()
     if units > limits.max_cost:
-        raise RequestEntityTooLarge(
-            f"{what} costs {units:,.0f} units (one unit is a plain estimate), above the limit of "
-            f"{limits.max_cost:,.0f} per request (SIZING_MAX_REQUEST_COST): split it into smaller requests")
+        raise RequestEntityTooLarge(COST_TOO_HIGH(what=what, units=units, limit=limits.max_cost))
     if units > g.get("units", 1.0):
         if limits.buckets is not None and g.get("admitted"):
             limits.buckets.pay(g.client_id, units - g.get("units", 1.0))
@@ -276,10 +276,8 @@ def _take_slot(kind: str) -> None:
         return
     if not slots.acquire(g.get("client_id", "-")):
         _drained()
-        raise ServiceUnavailable(
-            f"this instance is already running {limits.slot_count} {kind} request"
-            f"{'s' if limits.slot_count > 1 else ''} at once and no place to wait was free within "
-            f"{slots.wait_s:g} s; retry in a second", retry_after=1)
+        busy = SLOTS_BUSY if limits.slot_count > 1 else SLOT_BUSY
+        raise ServiceUnavailable(busy(slots=limits.slot_count, kind=kind, wait_s=slots.wait_s), retry_after=1)
     g.slot_taken = slots
 
 
@@ -316,8 +314,7 @@ def _admit() -> None:
         wait = buckets.wait_s(g.client_id)
         if wait > 0:
             _drained()
-            raise TooManyRequests(f"this client has spent its units (SIZING_RATE_LIMIT {buckets.rate:g} a "
-                                  f"second, burst {buckets.burst:g}); retry in {math.ceil(wait)} s",
+            raise TooManyRequests(RATE_SPENT(rate=buckets.rate, burst=buckets.burst, wait_s=math.ceil(wait)),
                                   retry_after=math.ceil(wait))
         buckets.pay(g.client_id, 1)
         g.admitted = True

@@ -19,6 +19,8 @@ import uuid
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import Unauthorized
 
+from .api.problem_messages import API_KEY
+
 REQUEST_ID_HEADER = "X-Request-ID"
 _VALID_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")  # matched whole (fullmatch): no trailing newline
 PROBES = ("/healthz", "/readyz")
@@ -159,7 +161,7 @@ def init_security(app: Flask) -> None:
         g.key_id = key_id(presented) if matched else None
         g.client_id = g.key_id or f"addr-{request.remote_addr}"
         if keys and _needs_key(app) and not matched:
-            raise Unauthorized("A valid API key is required: Authorization: Bearer <key>.")
+            raise Unauthorized(API_KEY())
 
     @app.after_request
     def headers(response: Response) -> Response:

@@ -6,6 +6,7 @@ from ..limits import PLOT_COST, charge, heavy, model_weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, InvalidInputError, Offer, defaults
 from ..sizing import compare as domain
+from . import problem_messages as P
 from . import schemas as s
 from .catalog import matching
 from .catalogs import caller_prices, current_catalogs
@@ -52,7 +53,7 @@ def compare():
     offers = _offers(args, catalogs)
     kind = preferred(("application/json", "text/csv", HTML_MIME))
     charts = 2 * PLOT_COST if kind == HTML_MIME else 0
-    charge(2 * len(offers) * model_weight(args["model"]) + charts, f"a comparison of {len(offers)} options")
+    charge(2 * len(offers) * model_weight(args["model"]) + charts, P.COST_OF_COMPARISON(options=len(offers)))
     energy = args["energy"]
     result = domain.compare(args["model"], args["workload"], offers, energy, args.get("target"),
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
@@ -73,10 +74,9 @@ def _offers(args: dict, catalogs) -> tuple[Offer, ...]:
     if isinstance(options, dict):
         cards = matching(options)
         if not cards:
-            raise InvalidInputError("no catalog card passes the filters", "options")
+            raise InvalidInputError(P.NO_CARD_PASSES(), "options")
         if len(cards) > s.MAX_COMPARED:
-            raise InvalidInputError(f"the filters match {len(cards)} cards; at most {s.MAX_COMPARED} "
-                                    "are compared: narrow them (line, vendor, tier, min_memory_gib)", "options")
+            raise InvalidInputError(P.FILTERS_MATCH_TOO_MANY(cards=len(cards), limit=s.MAX_COMPARED), "options")
         options = [HardwareInput(card) for card in cards]
     currency = args.get("currency") or args["energy"].currency or defaults.CURRENCY.value
     prices = {**catalogs.prices, **caller_prices(args.get("prices"), currency, "prices")}

@@ -17,6 +17,7 @@ from ..sizing import (
     said_in,
 )
 from ..sizing import recommend as rec
+from . import problem_messages as P
 from . import schemas as s
 from .catalogs import caller_prices, current_catalogs
 from .dump import dumper
@@ -35,7 +36,7 @@ _trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootR
 @bp.post("/rank")
 def rank():
     args = _rank_in.load(json_body(request))
-    charge(RANK_COST * model_weight(args.get("model")), "a ranking")
+    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING())
     catalogs = current_catalogs()
     names = args.get("cards")
     cards = tuple(catalogs.cards.get(n, "cards") for n in names) if names else None
@@ -51,14 +52,14 @@ def rank():
 def _single_line(cards) -> str:
     lines = {c.line for c in cards or ()}
     if len(lines) != 1:
-        raise InvalidInputError("give line, or cards of one product line", "line")
+        raise InvalidInputError(P.ONE_LINE(), "line")
     return lines.pop()
 
 
 @bp.post("/recommend")
 def recommend():
     args = _recommend_in.load(json_body(request))
-    charge(RANK_COST * model_weight(args.get("model")), "a recommendation")
+    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RECOMMENDATION())
     catalogs = current_catalogs()
     scenario = rec.SCENARIOS.get(args.get("scenario"))
     model = args.get("model") or catalogs.models.get(scenario.model).spec

@@ -18,6 +18,7 @@ from typing import Any
 from marshmallow import Schema, fields
 from marshmallow.utils import missing
 
+from . import problem_messages as P
 from .schemas import StrictBoolean
 from .shapes import SELF, Grouped, Num, Said, Scaled, said
 
@@ -151,7 +152,7 @@ def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> C
     """The converter of a nested answer (or a list of them) that keeps only the fields `below`."""
     nested = _nested_schema(field)
     if nested is None:
-        raise ValueError(f"{name} is a plain value; it has no field {below[0]!r}")
+        raise ValueError(P.PLAIN_VALUE(name=name, below=below[0]))
     part = sparse_dumper(nested, below)
     if isinstance(field, fields.List):
         return lambda v: None if v is None else [part(x) for x in v]
@@ -183,8 +184,8 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
         _COMPILED[schema_class] = dump  # before the fields: a schema may nest itself
     unknown = sorted(set(selection or ()) - set(schema.dump_fields))
     if unknown:
-        raise ValueError(f"{schema_class.__name__.removesuffix('Schema')} has no field {unknown[0]!r}; "
-                         f"it has: {', '.join(schema.dump_fields)}")
+        raise ValueError(P.NO_SUCH_FIELD(part=schema_class.__name__.removesuffix("Schema"), name=unknown[0],
+                                         known=tuple(schema.dump_fields)))
     plan, converters = [], []
     for name, field in schema.dump_fields.items():
         if selection is not None and name not in selection:

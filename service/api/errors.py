@@ -1,4 +1,8 @@
-"""One error vocabulary: RFC 9457 problem+json, with an `errors` member naming each bad field."""
+"""One error vocabulary: RFC 9457 problem+json, with an `errors` member naming each bad field.
+
+The title, the detail and each error's message are coded messages (problem_messages.py, and the
+domain's errors), said in the request's language (problem_lang); each error also carries its
+`code` and `params`, as every message of an answer does."""
 
 import logging
 
@@ -7,28 +11,54 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from ..security import request_id
-from ..sizing import SizingError
+from ..sizing import Message, SizingError, Verbatim, as_json, to_zh, translations
+from . import problem_messages as P
+from .lang import problem_lang
 
 PROBLEM_MIME = "application/problem+json"
 log = logging.getLogger(__name__)
 
 
-def problem_body(status: int, title: str, detail: str, errors: list[dict] | None = None) -> dict:
-    """RFC 9457 problem details for this request."""
+def problem_body(status: int, detail: Message | str, errors: list[dict] | None = None,
+                 title: str | None = None) -> dict:
+    """RFC 9457 problem details for this request, said in its language: the status's title, the
+    detail, and each error as {field, code, message, params}."""
+    lang = problem_lang()
+    coded_title = P.TITLES.get(status)
     return {
         "type": "about:blank",
-        "title": title,
+        "title": _say(coded_title() if coded_title is not None else title or str(status), lang),
         "status": status,
-        "detail": detail,
+        "detail": _say(detail, lang),
         "instance": request.path,
-        "errors": errors or [],
+        "errors": [_error(e["field"], e["message"], lang) for e in errors or ()],
         "request_id": request_id(),
     }
 
 
-def problem(status: int, title: str, detail: str, errors: list[dict] | None = None) -> Response:
+def problem(status: int, detail: Message | str, errors: list[dict] | None = None) -> Response:
     """A problem+json response."""
-    return _respond(problem_body(status, title, detail, errors))
+    return _respond(problem_body(status, detail, errors))
+
+
+def _coded(text: Message | str) -> Message:
+    """`text` as a coded message: itself, the template of a werkzeug detail, or the text quoted."""
+    if isinstance(text, Message):
+        return text
+    known = P.HTTP_DETAILS.get(text)
+    return known() if known is not None else P.UNTRANSLATED(text=Verbatim(text))
+
+
+def _say(text: Message | str, lang: str) -> str:
+    said = _coded(text)
+    return said.say(translations("zh"), to_zh) if lang == "zh" else str(said)
+
+
+def _error(field: str, message: Message | str, lang: str) -> dict:
+    said = _coded(message)
+    if lang == "zh":
+        said = said.said(translations("zh"), to_zh)
+    return {"field": field, **as_json(said)}
 
 
 def flatten_messages(messages, prefix: str = "") -> list[dict]:
@@ -58,17 +88,16 @@ def validation_problem(exc: ValidationError, detail: str | None = None) -> dict:
     more = len(errors) - MAX_PROBLEM_ERRORS
     if more > 0:  # which ones are listed does not depend on the order marshmallow found them in
         errors = [*sorted(errors, key=lambda e: (e["field"], e["message"]))[:MAX_PROBLEM_ERRORS],
-                  {"field": "body", "message": f"{more:,} more invalid fields are not listed"}]
+                  {"field": "body", "message": P.MORE_NOT_LISTED(more=more)}]
     if detail is None:
-        named = sorted({e["field"] for e in errors[:MAX_PROBLEM_ERRORS]})
-        detail = f"Invalid input: {', '.join(named)}{f' and {more:,} more' if more > 0 else ''}."
-    return problem_body(422, "Unprocessable Content", detail, errors)
+        named = tuple(sorted({e["field"] for e in errors[:MAX_PROBLEM_ERRORS]}))
+        detail = P.INVALID_FIELDS_MORE(fields=named, more=more) if more > 0 else P.INVALID_FIELDS(fields=named)
+    return problem_body(422, detail, errors)
 
 
 def sizing_problem(exc: SizingError) -> dict:
     """The 422 body for input the domain refused (an unknown card, a count out of range...)."""
-    return problem_body(422, "Unprocessable Content", exc.message,
-                        [{"field": exc.field or "body", "message": exc.message}])
+    return problem_body(422, exc.message, [{"field": exc.field or "body", "message": exc.message}])
 
 
 def _respond(body: dict) -> Response:
@@ -84,7 +113,7 @@ def _sizing(exc: SizingError) -> Response:
 
 
 def _http(exc: HTTPException) -> Response:
-    response = problem(exc.code or 500, exc.name, exc.description or exc.name)
+    response = _respond(problem_body(exc.code or 500, exc.description or exc.name, title=exc.name))
     if exc.code == 405 and exc.valid_methods:
         response.headers["Allow"] = ", ".join(exc.valid_methods)
     if exc.code == 401:
@@ -97,7 +126,7 @@ def _http(exc: HTTPException) -> Response:
 
 def _unexpected(exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.path)
-    return problem(500, "Internal Server Error", "The server failed to answer; it has been logged.")
+    return problem(500, P.SERVER_FAILED())
 
 
 def register_errors(app: Flask) -> None:

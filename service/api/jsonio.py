@@ -3,16 +3,16 @@
 import json
 import math
 
-from flask import Request
+from flask import Request, g
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
+from . import problem_messages as P
+
 
 class MalformedJSON(BadRequest):
     """The body is not strict JSON (RFC 8259)."""
-
-    description = "The request body is not valid JSON."
 
 
 def _reject_constant(name: str):
@@ -49,20 +49,23 @@ def loads_strict(data: bytes | str):
     try:
         value = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
     except RecursionError:
-        raise MalformedJSON("The request body nests too deeply.") from None
+        raise MalformedJSON(P.JSON_TOO_DEEP()) from None
     except (ValueError, UnicodeDecodeError) as exc:
         # json.JSONDecodeError is a ValueError; so are integers over Python's digit limit.
-        raise MalformedJSON(f"The request body is not valid JSON: {exc}") from None
+        raise MalformedJSON(P.BAD_JSON(reason=str(exc))) from None
     if _has_lone_surrogate(value):
-        raise MalformedJSON("The request body holds an unpaired UTF-16 surrogate (\\ud800-\\udfff).")
+        raise MalformedJSON(P.JSON_SURROGATE())
     return value
 
 
 def json_body(request: Request):
     """The request's JSON body; 415 unless it is sent as JSON, 400 unless it is strict JSON."""
     if not request.is_json:
-        raise UnsupportedMediaType("Send the body as application/json.")
-    return loads_strict(request.get_data(cache=False))
+        raise UnsupportedMediaType(P.NOT_JSON())
+    body = loads_strict(request.get_data(cache=False))
+    if isinstance(body, dict) and isinstance(body.get("lang"), str):
+        g.asked_lang = body["lang"]  # the language of an error answer, should the body be refused
+    return body
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -80,5 +83,5 @@ def query_args(request: Request) -> dict:
     """The query parameters, each at most once: a repeated one is a 422, not silently the first."""
     repeated = sorted(k for k, values in request.args.lists() if len(values) > 1)
     if repeated:
-        raise ValidationError({k: ["Give this parameter once."] for k in repeated})
+        raise ValidationError({k: [P.REPEATED_PARAMETER()] for k in repeated})
     return request.args.to_dict()

@@ -12,6 +12,7 @@ from jinja2 import Template
 from ..metrics import folder_problem
 from .catalogs import current_catalogs
 from .errors import problem
+from .problem_messages import DEGRADED
 
 bp = Blueprint("ops", __name__)
 
@@ -40,7 +41,7 @@ def readyz():
     spec_text()
     degraded = folder_problem()
     if degraded:
-        return problem(503, "Service Unavailable", f"degraded: {degraded}; answers go on, their metrics are lost")
+        return problem(503, DEGRADED(why=degraded))
     return {"status": "ready"}
 
 

@@ -8,6 +8,7 @@ from flask import Blueprint, Response, request
 
 from ..limits import PLOT_COST, charge, heavy
 from ..sizing import questions as domain
+from . import problem_messages as P
 from . import schemas as s
 from .cache import cached
 from .jsonio import query_args
@@ -19,7 +20,7 @@ SVG_MIME = "image/svg+xml"
 
 def _throughput():
     args = _query.load(query_args(request))
-    charge(PLOT_COST, "a plot")
+    charge(PLOT_COST, P.COST_OF_PLOT())
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 
 

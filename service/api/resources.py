@@ -10,6 +10,7 @@ from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
 from ..sizing import HardwareInput, Price, SizingError, defaults, said_in
 from ..sizing import questions as domain
+from . import problem_messages as P
 from . import schemas as s
 from .cache import cached
 from .catalog import matching
@@ -67,12 +68,12 @@ def _fields(args) -> tuple[str, ...] | None:
         return None
     paths = {p.strip() for text in given for p in text.split(",") if p.strip()}
     if not paths or len(paths) > MAX_FIELDS or any(len(p) > 200 for p in paths):
-        raise ValidationError({"fields": [f"Give 1 to {MAX_FIELDS} comma-separated field names."]})
+        raise ValidationError({"fields": [P.FIELDS_COUNT(limit=MAX_FIELDS)]})
     paths_sorted = tuple(sorted(paths))
     try:
         sparse_dumper(s.EstimateResponseSchema, paths_sorted)
     except ValueError as exc:
-        raise ValidationError({"fields": [str(exc)]}) from None
+        raise ValidationError({"fields": [exc.args[0]]}) from None
     return paths_sorted
 
 
@@ -88,7 +89,7 @@ def _counted(line: str, body: dict):
 def estimate():
     paths = _fields(request.args)
     args = _estimate_in.load(json_body(request))
-    charge(model_weight(args["model"]), "this estimate")
+    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
 
@@ -99,7 +100,7 @@ def estimate_get():
     query = query_args(request)
     query.pop("fields", None)
     args = _estimate_query.load(query)
-    charge(model_weight(args["model"]), "this estimate")
+    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
 
@@ -109,10 +110,10 @@ def estimate_batch():
     body = json_body(request)
     items = body.get("items") if isinstance(body, dict) else None
     if isinstance(items, list) and len(items) > MAX_BATCH_ITEMS:
-        raise RequestEntityTooLarge(f"at most {MAX_BATCH_ITEMS} items per batch; got {len(items)}")
+        raise RequestEntityTooLarge(P.BATCH_TOO_LARGE(limit=MAX_BATCH_ITEMS, items=len(items)))
     if isinstance(items, list):  # each item weighed by its model's layers, before any is computed
         charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
-               f"a batch of {len(items)} items")
+               P.COST_OF_BATCH(items=len(items)))
     args = _batch_in.load(body)
     answers = [_item(i, lambda raw=raw: _estimate_in.load(raw)) for i, raw in enumerate(args["items"])]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
@@ -123,7 +124,7 @@ def estimate_batch():
 def estimate_sweep():
     args = _sweep_in.load(json_body(request))
     cards = matching(args.get("filters"))
-    charge(len(cards) * model_weight(args["model"]), f"a sweep over {len(cards)} cards")
+    charge(len(cards) * model_weight(args["model"]), P.COST_OF_SWEEP(cards=len(cards)))
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
     answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)})
@@ -145,7 +146,7 @@ def _item(index: int, load) -> dict:
         args["alternatives"] = False
         return {"index": index, "ok": True, "estimate": _estimate(args)[1]}
     except ValidationError as exc:
-        return {"index": index, "ok": False, "problem": validation_problem(exc, "Invalid input.")}
+        return {"index": index, "ok": False, "problem": validation_problem(exc, P.INVALID_INPUT())}
     except SizingError as exc:
         return {"index": index, "ok": False, "problem": sizing_problem(exc)}
 
@@ -158,7 +159,7 @@ def _lang(args: dict) -> str:
 @bp.post("/memory")
 def memory():
     args = _memory_in.load(json_body(request))
-    charge(model_weight(args["model"]), "this memory question")
+    charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
     result = said_in(_lang(args), domain.memory(args["model"], args["workload"], hardware))
     count_estimate("memory", hardware.card.line if hardware else "none")
@@ -168,7 +169,7 @@ def memory():
 @bp.post("/throughput")
 def throughput():
     args = _throughput_in.load(json_body(request))
-    charge(model_weight(args["model"]), "this throughput question")
+    charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT())
     result = said_in(_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
     count_estimate("throughput", result.card.line)
     return _throughput_out(result)
@@ -177,7 +178,7 @@ def throughput():
 @bp.post("/scaling")
 def scaling():
     args = _scaling_in.load(json_body(request))
-    charge(model_weight(args["model"]), "this scaling question")
+    charge(model_weight(args["model"]), P.COST_OF_SCALING())
     result = said_in(_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
                                                  args.get("deadline_days")))
     count_estimate("scaling", result.card.line)
@@ -194,7 +195,7 @@ def capacity():
         cards = tuple({card.id: card for card in named}.values())  # one answer per card, in order
     else:
         cards = tuple(matching(args.get("filters")))
-    charge(2 * len(cards) * model_weight(args["model"]), f"capacity on {len(cards)} cards")
+    charge(2 * len(cards) * model_weight(args["model"]), P.COST_OF_CAPACITY(cards=len(cards)))
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              args.get("lang") or preferred_lang())

@@ -72,6 +72,7 @@ from ..sizing import (
     defaults,
     model_from_hf_config,
 )
+from . import problem_messages as P
 from .catalogs import current_catalogs
 from .shapes import _GROUPS, Num, Said, Scaled, answer_schema, register
 
@@ -146,8 +147,16 @@ _NAME = validate.Length(min=1, max=200)
 
 
 class _Strict(Schema):
+    """A request's schema: unknown fields refused, and every message it can give coded (said in
+    the caller's language, problem_messages.py)."""
+
+    error_messages = P.schema_messages(Schema._default_error_messages)
+
     class Meta:
         unknown = "raise"
+
+    def on_bind_field(self, field_name, field_obj):
+        P.coded_field(field_obj)
 
 
 # --- requests -----------------------------------------------------------------------------
@@ -208,7 +217,7 @@ class CardSpecSchema(_Strict):
         keys=fields.String(validate=validate.OneOf(COMPUTE_PRECISIONS)),
         values=StrictFloat(validate=_range(0.001, 1_000_000)),
         required=True,
-        validate=lambda rates: len(rates) >= 1 or _fail("Give at least one dense rate."),
+        validate=lambda rates: len(rates) >= 1 or _fail(P.DENSE_RATE_NEEDED()),
         metadata={**doc("Dense TFLOP/s (TOPS for integers) per precision; halve a figure quoted "
                         "with sparsity."), "minProperties": 1})
     power_w = StrictFloat(required=True, validate=_positive(1_000_000), metadata=doc(
@@ -262,7 +271,7 @@ class _OneOf(fields.Field):
     def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, str):
             if not 1 <= len(value) <= 200:
-                raise ValidationError("A name is 1 to 200 characters.")
+                raise ValidationError(P.NAME_LENGTH())
             return self.lookup(value)
         if isinstance(value, dict):
             for marker, schema in self.object_schemas:
@@ -308,8 +317,7 @@ class ParallelismSpecSchema(_Strict):
     def not_too_many(self, data, **kwargs):
         cards = math.prod(data.values())
         if cards > defaults.MAX_CARDS:
-            raise ValidationError(f"The degrees multiply to {cards} cards; at most "
-                                  f"{defaults.MAX_CARDS} are sized.", "tensor")
+            raise ValidationError(P.DEGREES_TOO_MANY(cards=cards, limit=defaults.MAX_CARDS), "tensor")
 
     @post_load
     def to_domain(self, data, **kwargs) -> Parallelism:
@@ -514,9 +522,9 @@ class CostRequestSchema(_Strict):
     def one_source_of_power(self, data, **kwargs):
         given = data.get("energy")
         if "power_w" in data and given is not None and given.power_w is not None:
-            raise ValidationError("Give power_w once: at the top or in energy.", "power_w")
+            raise ValidationError(P.POWER_TWICE(), "power_w")
         if "hardware" not in data and "power_w" not in data and (given is None or given.power_w is None):
-            raise ValidationError("Give hardware or power_w.", "power_w")
+            raise ValidationError(P.POWER_OR_HARDWARE(), "power_w")
 
     @post_load
     def power_in_energy(self, data, **kwargs):
@@ -609,7 +617,7 @@ class CapacityRequestSchema(_Strict):
     @validates_schema
     def cards_or_filters(self, data, **kwargs):
         if "cards" in data and "filters" in data:
-            raise ValidationError("Give cards or filters, not both.", "filters")
+            raise ValidationError(P.CARDS_OR_FILTERS(), "filters")
 
 
 class CompareOptionsField(fields.Field):
@@ -627,12 +635,12 @@ class CompareOptionsField(fields.Field):
         if not isinstance(value, list):
             raise self.make_error("invalid")
         if not 1 <= len(value) <= MAX_COMPARED:
-            raise ValidationError(f"Give 1 to {MAX_COMPARED} options; got {len(value)}.")
+            raise ValidationError(P.OPTIONS_COUNT(limit=MAX_COMPARED, given=len(value)))
         out, errors = [], {}
         for i, item in enumerate(value):
             try:
                 if not isinstance(item, dict):
-                    raise ValidationError("Each option is a hardware object: {card, count}.")
+                    raise ValidationError(P.OPTION_SHAPE())
                 out.append(_instance(HardwareSpecSchema).load(item))
             except ValidationError as exc:
                 errors[i] = exc.messages
@@ -690,8 +698,7 @@ class CompareRequestSchema(_Strict):
         for name, said in (("power_w", "power_w"), ("machines", "installations"), ("years", "years")):
             if given is not None and getattr(given, name) is not None:
                 raise ValidationError(
-                    "years is given at the top" if name == "years"
-                    else f"{said} comes from each option's machines; leave it out", f"energy.{said}")
+                    P.YEARS_AT_TOP() if name == "years" else P.FROM_MACHINES(name=said), f"energy.{said}")
 
 
 class RankRequestSchema(_Strict):
@@ -727,7 +734,7 @@ class ConstraintsSpecSchema(_Strict):
     @validates_schema
     def one_per_card_power(self, data, **kwargs):
         if "power_w" in data and "power_w_per_card" in data:
-            raise ValidationError("Give power_w or power_w_per_card, not both.", "power_w_per_card")
+            raise ValidationError(P.POWER_PER_CARD_TWICE(), "power_w_per_card")
 
     @post_load
     def to_domain(self, data, **kwargs) -> Constraints:
@@ -750,7 +757,7 @@ class RecommendRequestSchema(_Strict):
     @validates_schema
     def model_or_scenario(self, data, **kwargs):
         if "model" not in data and "scenario" not in data:
-            raise ValidationError("Give a model, or one of the guide's scenarios.", "model")
+            raise ValidationError(P.MODEL_OR_SCENARIO(), "model")
 
 
 class NormalizeRequestSchema(_Strict):
@@ -781,36 +788,6 @@ class _TroubleshootQuerySchema(_Strict):
 def _attrs(obj) -> dict:
     """A frozen dataclass's fields as a shallow dict."""
     return dict(obj.__dict__)
-
-
-class ProblemErrorSchema(Schema):
-    field = fields.String(required=True, metadata=doc(
-        "The bad field, dotted from the request body's root (workload.batch_size), or body for the body as a "
-        "whole."))
-    message = fields.String(required=True, metadata=doc(
-        "What is wrong with that field; a last entry on body says how many more bad fields were not listed."))
-
-
-class ProblemSchema(Schema):
-    """RFC 9457 problem details."""
-
-    type = fields.String(required=True, metadata=doc(
-        "Always about:blank: the problem means what its HTTP status says, with detail and errors saying more."))
-    title = fields.String(required=True, metadata=doc(
-        "Short name of the HTTP status, e.g. Unprocessable Content or Not Found; the same for every problem with "
-        "that status."))
-    status = fields.Integer(required=True, metadata=doc(
-        "HTTP status code (422 for invalid input); in a batch item, the item's own status while the batch answers "
-        "200."))
-    detail = fields.String(required=True, metadata=doc(
-        "What went wrong, for a person: the bad fields named (\"Invalid input: workload.batch_size.\"; \"Invalid "
-        "input.\" in a batch item), or why the input was refused."))
-    instance = fields.String(required=True, metadata=doc(
-        "Path of the request that failed, e.g. /estimate; in a batch item, the batch's path."))
-    errors = fields.List(fields.Nested(ProblemErrorSchema), required=True, metadata=doc(
-        "Each bad field, dotted (workload.batch_size), with what is wrong."))
-    request_id = fields.String(required=True, metadata=doc(
-        "The request's X-Request-ID, as in the response header and the logs."))
 
 
 class ModelInfoSchema(Schema):
@@ -867,6 +844,41 @@ class MessageSchema(Schema):
         "The values the sentence was made from, by name: numbers in SI units (W, s, bytes, "
         "tokens), ids and names as they stand, nested messages as Message objects, lists as "
         "arrays. The same in every language."))
+
+
+class ProblemErrorSchema(MessageSchema):
+    """One bad field: which, and what is wrong with it, as a coded message (its code, the text in
+    the request's language, its values)."""
+
+    field = fields.String(required=True, metadata=doc(
+        "The bad field, dotted from the request body's root (workload.batch_size), or body for the body as a "
+        "whole."))
+    message = fields.String(required=True, metadata=doc(
+        "What is wrong with that field, in the request's language (its lang, else Accept-Language); a last "
+        "entry on body says how many more bad fields were not listed."))
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details."""
+
+    type = fields.String(required=True, metadata=doc(
+        "Always about:blank: the problem means what its HTTP status says, with detail and errors saying more."))
+    title = fields.String(required=True, metadata=doc(
+        "Short name of the HTTP status, e.g. Unprocessable Content or Not Found; the same for every problem with "
+        "that status."))
+    status = fields.Integer(required=True, metadata=doc(
+        "HTTP status code (422 for invalid input); in a batch item, the item's own status while the batch answers "
+        "200."))
+    detail = fields.String(required=True, metadata=doc(
+        "What went wrong, for a person: the bad fields named (\"Invalid input: workload.batch_size.\"; \"Invalid "
+        "input.\" in a batch item), or why the input was refused."))
+    instance = fields.String(required=True, metadata=doc(
+        "Path of the request that failed, e.g. /estimate; in a batch item, the batch's path."))
+    errors = fields.List(fields.Nested(ProblemErrorSchema), required=True, metadata=doc(
+        "Each bad field, dotted (workload.batch_size), with what is wrong."))
+    request_id = fields.String(required=True, metadata=doc(
+        "The request's X-Request-ID, as in the response header and the logs."))
+
 
 
 AssumptionSchema = answer_schema(Assumption)

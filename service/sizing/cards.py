@@ -281,16 +281,14 @@ class Catalog:
             return card
         unsized = self.unsized.get(key)
         if unsized is not None:
-            raise UnknownCardError(
-                f"{name!r} is not in the catalog: {unsized}; give its figures as a card object "
-                "(memory_gib, bandwidth_gb_per_s, dense_tflops, power_w)", field_name)
+            raise UnknownCardError(M.ERROR_CARD_NOT_SIZED(name=name, why=unsized), field_name)
         family = self.families.get(key)
         if family is not None:
             return replace(self.index[family.card], lookup_warning=M.FAMILY_TAKEN_AS(
                 name=name, card=family.card, why=family.why, others=family.others))
-        raise UnknownCardError(
-            f"unknown card {name!r}{closest_hint(name, {**self.index, **self._family_cards()})}; "
-            "GET /cards lists the catalog", field_name)
+        closest = closest_names(name, {**self.index, **self._family_cards()})
+        raise UnknownCardError(M.ERROR_UNKNOWN_CARD_CLOSEST(name=name, closest=closest) if closest else
+                               M.ERROR_UNKNOWN_CARD(name=name), field_name)
 
     def _family_cards(self) -> dict[str, Card]:
         return {key: self.index[f.card] for key, f in self.families.items()}
@@ -300,11 +298,14 @@ class Catalog:
 MAX_NAME_CHARS = 200  # the longest card or model name a lookup takes (the request schemas' limit)
 
 
+_TOO_LONG = {"card": M.ERROR_CARD_NAME_TOO_LONG, "model": M.ERROR_MODEL_NAME_TOO_LONG}
+
+
 def too_long(name: str, kind: str, field_name: str, error: type[SizingError] = UnknownCardError) -> None:
-    """A name longer than any in a catalog is refused before it is looked up or compared."""
+    """A name longer than any in a catalog is refused before it is looked up or compared (`kind`:
+    "card" or "model")."""
     if len(name) > MAX_NAME_CHARS:
-        raise error(f"unknown {kind}: names are at most {MAX_NAME_CHARS} characters, this one has {len(name):,}",
-                    field_name)
+        raise error(_TOO_LONG[kind](most=MAX_NAME_CHARS, chars=len(name)), field_name)
 
 
 def _model_numbers(key: str) -> set[str]:
@@ -325,10 +326,10 @@ def _shared_start(a: str, b: str) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
-def closest_hint(name: str, index: Mapping) -> str:
-    """'; closest: a, b, c' naming the entries nearest to `name`: first those that share its
-    model number ("a100", "4090"), then the nearest spellings, so that a near miss names its
-    own family before another generation's card."""
+def closest_names(name: str, index: Mapping) -> tuple[str, ...]:
+    """The ids (at most three) of the entries nearest to `name`, for an error's "closest: a, b, c":
+    first those that share its model number ("a100", "4090"), then the nearest spellings, so that
+    a near miss names its own family before another generation's card."""
     key = normalise_name(name[:4 * HINT_CHARS])[:HINT_CHARS]
     numbers = _model_numbers(key)
     matcher = difflib.SequenceMatcher()
@@ -347,7 +348,7 @@ def closest_hint(name: str, index: Mapping) -> str:
         entry_id = index[entry].id
         if entry_id not in ids:
             ids.append(entry_id)
-    return f"; closest: {', '.join(ids[:3])}" if ids else ""
+    return tuple(ids[:3])
 
 
 
@@ -416,7 +417,7 @@ def custom_card(
     if line is None:
         line, assumed = infer_line(memory_gib, interconnect_gb_per_s, interconnect, ecc)
     if line not in LINES:
-        raise InvalidInputError(f"line must be one of {', '.join(LINES)}", "hardware.card.line")
+        raise InvalidInputError(M.ERROR_UNKNOWN_LINE(lines=LINES), "hardware.card.line")
     kind = interconnect or ("dedicated" if line == "datacenter" else "pcie")
     link = interconnect_gb_per_s
     return Card(

@@ -238,17 +238,14 @@ def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...]
 def _the_job(workload: Workload, target: Target | None, deadline_days: float | None) -> None:
     if workload.training:
         if target is not None:
-            raise InvalidInputError("a serving target needs an inference workload", "target")
+            raise InvalidInputError(M.ERROR_TARGET_NEEDS_INFERENCE(), "target")
         if workload.train_tokens is None:
-            raise InvalidInputError("a training comparison needs workload.train_tokens",
-                                    "workload.train_tokens")
+            raise InvalidInputError(M.ERROR_COMPARISON_NEEDS_TRAIN_TOKENS(), "workload.train_tokens")
     else:
         if target is None:
-            raise InvalidInputError("give a serving target (concurrent_users, tokens_per_s_per_user, "
-                                    "ttft_s) or a training job (a training mode with train_tokens)",
-                                    "target")
+            raise InvalidInputError(M.ERROR_COMPARISON_NEEDS_JOB(), "target")
         if deadline_days is not None:
-            raise InvalidInputError("deadline_days is for a training job", "deadline_days")
+            raise InvalidInputError(M.ERROR_DEADLINE_NEEDS_TRAINING(), "deadline_days")
 
 
 def _overheads(given: float | None, notes: Notes) -> tuple[float, float, float]:

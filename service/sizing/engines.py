@@ -175,6 +175,5 @@ def engine_name(engine: str | None) -> str | None:
     key = engine.strip().lower()
     key = ENGINE_ALIASES.get(key, key)
     if key not in ENGINES:
-        raise InvalidInputError(f"unknown engine {engine!r}; known: {', '.join(ENGINE_NAMES)}",
-                                "workload.engine")
+        raise InvalidInputError(M.ERROR_UNKNOWN_ENGINE(engine=engine, known=ENGINE_NAMES), "workload.engine")
     return key

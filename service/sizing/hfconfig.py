@@ -66,14 +66,14 @@ class _Config:
             self._memo[key] = parse()
         return self._memo[key]
 
-    def _fail(self, key: str, message: str) -> NoReturn:
-        raise InvalidInputError(f"config {key}: {message}", f"{self.prefix}.{key}")
+    def _fail(self, key: str, said: M.Template) -> NoReturn:
+        raise InvalidInputError(said(key=key), f"{self.prefix}.{key}")
 
     def integer(self, key: str, default: int | None = None) -> int:
         """A required integer (or `default` when the config leaves it out)."""
         value = self.optional_integer(key, default)
         if value is None:
-            self._fail(key, "is required for this model_type")
+            self._fail(key, M.ERROR_CONFIG_KEY_REQUIRED)
         return value
 
     def optional_integer(self, key: str, default: int | None = None) -> int | None:
@@ -81,9 +81,9 @@ class _Config:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            self._fail(key, "must be a non-negative integer")
+            self._fail(key, M.ERROR_CONFIG_KEY_NOT_COUNT)
         if value > 10**9:
-            self._fail(key, "is out of range")
+            self._fail(key, M.ERROR_CONFIG_KEY_OUT_OF_RANGE)
         return value
 
     def bool(self, key: str, default: bool) -> bool:
@@ -91,7 +91,7 @@ class _Config:
         if value is None:
             return default
         if not isinstance(value, bool):
-            self._fail(key, "must be true or false")
+            self._fail(key, M.ERROR_CONFIG_KEY_NOT_BOOL)
         return value
 
 
@@ -109,19 +109,16 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
         raw, prefix = text, f"{FIELD}.text_config"
     model_type = raw.get("model_type")
     if model_type not in _TIED_DEFAULT:
-        raise InvalidInputError(
-            f"config model_type {model_type!r} is not understood; supported: "
-            f"{', '.join(SUPPORTED)}", f"{prefix}.model_type")
+        raise InvalidInputError(M.ERROR_CONFIG_MODEL_TYPE(model_type=model_type, supported=SUPPORTED),
+                                f"{prefix}.model_type")
     c = _Config(raw, prefix)
     hidden, layers = c.integer("hidden_size"), c.integer("num_hidden_layers")
     if layers > MAX_LAYERS:
-        raise InvalidInputError(f"config num_hidden_layers above {MAX_LAYERS:,} is not a model this "
-                                "service can size", f"{prefix}.num_hidden_layers")
+        raise InvalidInputError(M.ERROR_CONFIG_TOO_MANY_LAYERS(most=MAX_LAYERS), f"{prefix}.num_hidden_layers")
     heads, vocab = c.integer("num_attention_heads"), c.integer("vocab_size")
     kv_heads = c.integer("num_key_value_heads", heads)
     if min(hidden, layers, heads, vocab, kv_heads) < 1 or heads % kv_heads:
-        raise InvalidInputError("config sizes must be positive and heads a multiple of KV heads",
-                                f"{prefix}.num_key_value_heads")
+        raise InvalidInputError(M.ERROR_CONFIG_SIZES(), f"{prefix}.num_key_value_heads")
     head_dim = c.integer("head_dim", hidden // heads)
     tied = c.bool("tie_word_embeddings", _TIED_DEFAULT[model_type])
     counted = _count(model_type, c, hidden, layers, heads, kv_heads, head_dim)
@@ -236,7 +233,7 @@ def _vit_params(v: "_Config", channels: int, class_token: int) -> tuple[int, int
     hidden, inter, layers = v.integer("hidden_size"), v.integer("intermediate_size"), v.integer("num_hidden_layers")
     patch, image = v.integer("patch_size"), v.integer("image_size")
     if not patch:
-        raise InvalidInputError("config patch_size must be positive", f"{v.prefix}.patch_size")
+        raise InvalidInputError(M.ERROR_CONFIG_PATCH_SIZE(), f"{v.prefix}.patch_size")
     per_layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inter + inter + hidden + 4 * hidden
     embeddings = channels * patch * patch * hidden + hidden + ((image // patch) ** 2 + class_token) * hidden
     return layers * per_layer + embeddings, hidden, inter
@@ -402,11 +399,9 @@ def _mlp(model_type, c: _Config, hidden, index) -> _Counted:
 def _moe(experts: int, per_token: int, expert: int, hidden: int, router_bias: int,
          shared: int = 0, shapes: tuple = ()) -> _Counted:
     if experts > MAX_EXPERTS:
-        raise InvalidInputError(f"config experts above {MAX_EXPERTS:,} are not a model this service "
-                                "can size", f"{FIELD}.num_experts")
+        raise InvalidInputError(M.ERROR_CONFIG_TOO_MANY_EXPERTS(most=MAX_EXPERTS), f"{FIELD}.num_experts")
     if not 1 <= per_token <= experts:
-        raise InvalidInputError("config experts per token must be between 1 and the expert count",
-                                f"{FIELD}.num_experts_per_tok")
+        raise InvalidInputError(M.ERROR_CONFIG_EXPERTS_PER_TOKEN(), f"{FIELD}.num_experts_per_tok")
     router = hidden * experts + router_bias
     return _Counted(router + experts * expert + shared, router + per_token * expert + shared,
                     experts * expert, shapes)
@@ -431,7 +426,7 @@ def _layer_indices(c: _Config, key: str) -> frozenset[int]:
     indices = c.raw.get(key) or []
     if not isinstance(indices, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) for i in indices):
-        raise InvalidInputError(f"config {key} must be a list of layer indices", f"{c.prefix}.{key}")
+        raise InvalidInputError(M.ERROR_CONFIG_LAYER_INDICES(key=key), f"{c.prefix}.{key}")
     return frozenset(indices)
 
 
@@ -502,8 +497,7 @@ def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
     window = c.optional_integer("sliding_window")
     if isinstance(layer_types, list) and layer_types:
         if len(layer_types) != layers or not all(isinstance(t, str) for t in layer_types):
-            raise InvalidInputError("config layer_types must name one type per layer",
-                                    f"{c.prefix}.layer_types")
+            raise InvalidInputError(M.ERROR_CONFIG_LAYER_TYPES(), f"{c.prefix}.layer_types")
         sliding = sum(t == "sliding_attention" for t in layer_types)
     elif model_type == "gemma2":
         sliding = (layers + 1) // 2  # even layers slide
@@ -521,8 +515,7 @@ def _sliding(model_type, c: _Config, layers: int) -> tuple[int | None, int]:
     else:
         return None, 0
     if sliding and not window:
-        raise InvalidInputError("config has sliding-window layers but no sliding_window",
-                                f"{c.prefix}.sliding_window")
+        raise InvalidInputError(M.ERROR_CONFIG_NO_SLIDING_WINDOW(), f"{c.prefix}.sliding_window")
     return (window, sliding) if sliding else (None, 0)
 
 
@@ -539,7 +532,6 @@ def _llama4_chunked(c: _Config, layers: int) -> tuple[int | None, int]:
         flags = [int((i + 1) % interval != 0) for i in range(layers)]
     if not isinstance(flags, list) or len(flags) != layers or not all(
             f in (0, 1) and not isinstance(f, float) for f in flags):
-        raise InvalidInputError("config no_rope_layers must give 0 or 1 for each layer",
-                                f"{c.prefix}.no_rope_layers")
+        raise InvalidInputError(M.ERROR_CONFIG_NO_ROPE_LAYERS(), f"{c.prefix}.no_rope_layers")
     sliding = sum(1 for f in flags if f)
     return (chunk, sliding) if sliding else (None, 0)

@@ -152,7 +152,7 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
     model whose checkpoint ships in a known format defaults to that format."""
     mode = notes.use("mode", given.mode, d.MODE)
     if mode not in d.MODES:
-        raise InvalidInputError(f"mode must be one of {', '.join(d.MODES)}", "workload.mode")
+        raise InvalidInputError(M.ERROR_UNKNOWN_MODE(modes=d.MODES), "workload.mode")
     default_precision = d.QLORA_PRECISION if mode == "qlora" else d.PRECISION
     if mode == "inference" and model is not None and model.released_precision is not None:
         default_precision = d.Default(model.released_precision, released_note(model))
@@ -160,11 +160,7 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
                               "workload.precision")
     precision = as_loaded_by(precision, engine_name(given.engine))
     if mode in ("full_finetune", "pretrain") and precision.name not in _TRAINING_PRECISIONS:
-        raise InvalidInputError(
-            f"{mode} trains in fp32, bf16, fp16 or fp8; {precision.name} weights are for inference,"
-            " LoRA or QLoRA",
-            "workload.precision",
-        )
+        raise InvalidInputError(M.ERROR_MODE_PRECISION(mode=mode, precision=precision.name), "workload.precision")
     kv_default = _kv_default(precision.name, engine_name(given.engine),
                              all("fp8" in card.dense_flops for card in cards))
     kv_precision = get_precision(
@@ -223,7 +219,7 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
     """Optimizer, sharding, parallelism, recomputation, LoRA shape and overlap for training."""
     adapters = mode in ("lora", "qlora")
     if given.optimizer is not None and given.optimizer not in OPTIMIZERS:
-        raise InvalidInputError(f"optimizer must be one of {', '.join(OPTIMIZERS)}", "workload.optimizer")
+        raise InvalidInputError(M.ERROR_UNKNOWN_OPTIMIZER(optimizers=tuple(OPTIMIZERS)), "workload.optimizer")
     recompute_default = d.RECOMPUTE_ADAPTERS if adapters else d.RECOMPUTE
     return {
         "optimizer": OPTIMIZERS[notes.use("optimizer", given.optimizer, d.OPTIMIZER)],
@@ -247,21 +243,19 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
     prompt, output = given.prompt_tokens, given.output_tokens
     if training:
         if output is not None:
-            raise InvalidInputError("output_tokens describes serving; training reads whole sequences "
-                                    "of context_tokens", "workload.output_tokens")
+            raise InvalidInputError(M.ERROR_OUTPUT_TOKENS_TRAINING(), "workload.output_tokens")
         if prompt is not None and prompt > context:
-            raise InvalidInputError("prompt_tokens cannot exceed context_tokens", "workload.prompt_tokens")
+            raise InvalidInputError(M.ERROR_PROMPT_EXCEEDS_CONTEXT(), "workload.prompt_tokens")
         return prompt if prompt is not None else context, None
     if (prompt or 0) + (output or 0) > context:
         field = "workload.output_tokens" if output is not None else "workload.prompt_tokens"
-        raise InvalidInputError(f"prompt_tokens plus output_tokens ({(prompt or 0) + (output or 0)}) "
-                                f"exceed context_tokens ({context})", field)
+        raise InvalidInputError(M.ERROR_REQUEST_EXCEEDS_CONTEXT(tokens=(prompt or 0) + (output or 0), context=context),
+                                field)
     only = prompt or output  # the one of the two given, when only one is
     if (prompt is None) != (output is None) and only is not None and only >= context > 1:
-        field, other = (("workload.output_tokens", "prompt") if output is not None
-                        else ("workload.prompt_tokens", "output"))
-        raise InvalidInputError(f"{field.split('.')[1]} ({only}) fills the whole context "
-                                f"({context}): leave at least one token for the {other}", field)
+        field, said = (("workload.output_tokens", M.ERROR_OUTPUT_FILLS_CONTEXT) if output is not None
+                       else ("workload.prompt_tokens", M.ERROR_PROMPT_FILLS_CONTEXT))
+        raise InvalidInputError(said(tokens=only, context=context), field)
     if output is None:
         rest = context - (prompt or 0)
         default = d.Default(max(1, rest), M.OUTPUT_IS_REST()) if prompt is not None else \
@@ -278,15 +272,14 @@ def _parallelism(given: WorkloadInput, training: bool) -> Parallelism | None:
     legacy = given.tensor_parallel is not None or given.pipeline_parallel is not None
     if legacy and not training:
         field = "workload.tensor_parallel" if given.tensor_parallel is not None else "workload.pipeline_parallel"
-        raise InvalidInputError("for serving, give the plan as workload.parallelism", field)
+        raise InvalidInputError(M.ERROR_SERVING_PLAN_FIELD(), field)
     if given.parallelism is None:
         if not legacy:
             return None
         return Parallelism(tensor=given.tensor_parallel or 1, pipeline=given.pipeline_parallel or 1)
     if legacy and (given.tensor_parallel not in (None, given.parallelism.tensor)
                    or given.pipeline_parallel not in (None, given.parallelism.pipeline)):
-        raise InvalidInputError("tensor_parallel and pipeline_parallel disagree with parallelism",
-                                "workload.parallelism")
+        raise InvalidInputError(M.ERROR_PLAN_FIELDS_DISAGREE(), "workload.parallelism")
     return spanned(given.parallelism)  # the expert degree as engines count it, in internal degrees
 
 
@@ -301,7 +294,7 @@ def compute_flops(card: Card, keys: tuple[str, ...], notes: Notes, field: str) -
             return card.dense_flops[key]
     rate = half_precision_rate(card)
     if rate is None:
-        raise InvalidInputError(f"{card.id} lists no dense compute figure", "hardware.card.dense_tflops")
+        raise InvalidInputError(M.ERROR_NO_DENSE_COMPUTE(card=card.id), "hardware.card.dense_tflops")
     key, value = rate
     if key in HALF:
         said = M.RATE_MISSING_OVERSTATES if keys[0] == "fp32" else M.RATE_MISSING

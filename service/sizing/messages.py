@@ -1254,6 +1254,209 @@ RANK_EXPLANATION = template("rank_explanation", "{card}: {parts}; strongest on {
                             "why a card ranks where it does")
 
 
+# --- errors the domain raises (errors.py): said as a problem's detail
+# the model's figures (model.py)
+ERROR_PARAMS_NOT_POSITIVE = template(
+    "error_params_not_positive", "params must be positive", "a model's parameter count is not positive")
+ERROR_ACTIVE_PARAMS = template(
+    "error_active_params", "active parameters must be positive and at most the total parameters",
+    "an MoE's active parameters are out of range")
+ERROR_KV_HEADS_EXCEED_HEADS = template(
+    "error_kv_heads_exceed_heads", "kv_heads cannot exceed attention_heads", "more KV heads than attention heads")
+ERROR_SLIDING_LAYERS_EXCEED_LAYERS = template(
+    "error_sliding_layers_exceed_layers", "more sliding-window layers than layers",
+    "more sliding-window layers than the model has")
+ERROR_MAX_CONTEXT_NOT_POSITIVE = template(
+    "error_max_context_not_positive", "max_context_tokens must be positive", "a model's context is not positive")
+# a config.json (hfconfig.py)
+ERROR_CONFIG_KEY_REQUIRED = template(
+    "error_config_key_required", "config {key}: is required for this model_type", "a config lacks a key it needs")
+ERROR_CONFIG_KEY_NOT_COUNT = template(
+    "error_config_key_not_count", "config {key}: must be a non-negative integer",
+    "a config key is not a non-negative integer")
+ERROR_CONFIG_KEY_OUT_OF_RANGE = template(
+    "error_config_key_out_of_range", "config {key}: is out of range", "a config key's number is too large")
+ERROR_CONFIG_KEY_NOT_BOOL = template(
+    "error_config_key_not_bool", "config {key}: must be true or false", "a config key is not a boolean")
+ERROR_CONFIG_MODEL_TYPE = template(
+    "error_config_model_type", "config model_type {model_type!r} is not understood; supported: {supported}",
+    "a config's model_type the service cannot read")
+ERROR_CONFIG_TOO_MANY_LAYERS = template(
+    "error_config_too_many_layers", "config num_hidden_layers above {most:,} is not a model this service can size",
+    "a config with too many layers")
+ERROR_CONFIG_SIZES = template(
+    "error_config_sizes", "config sizes must be positive and heads a multiple of KV heads",
+    "a config's sizes or head counts are inconsistent")
+ERROR_CONFIG_PATCH_SIZE = template(
+    "error_config_patch_size", "config patch_size must be positive", "a vision config's patch size is zero")
+ERROR_CONFIG_TOO_MANY_EXPERTS = template(
+    "error_config_too_many_experts", "config experts above {most:,} are not a model this service can size",
+    "a config with too many experts")
+ERROR_CONFIG_EXPERTS_PER_TOKEN = template(
+    "error_config_experts_per_token", "config experts per token must be between 1 and the expert count",
+    "a config's experts per token are out of range")
+ERROR_CONFIG_LAYER_INDICES = template(
+    "error_config_layer_indices", "config {key} must be a list of layer indices",
+    "a config key is not a list of layer indices")
+ERROR_CONFIG_LAYER_TYPES = template(
+    "error_config_layer_types", "config layer_types must name one type per layer",
+    "a config's layer_types do not match its layers")
+ERROR_CONFIG_NO_SLIDING_WINDOW = template(
+    "error_config_no_sliding_window", "config has sliding-window layers but no sliding_window",
+    "a config with sliding-window layers lacks the window")
+ERROR_CONFIG_NO_ROPE_LAYERS = template(
+    "error_config_no_rope_layers", "config no_rope_layers must give 0 or 1 for each layer",
+    "a config's no_rope_layers do not match its layers")
+# names looked up (cards.py, presets.py, engines.py, precision.py, normalize.py)
+ERROR_CARD_NAME_TOO_LONG = template(
+    "error_card_name_too_long", "unknown card: names are at most {most} characters, this one has {chars:,}",
+    "a card name longer than any in the catalog")
+ERROR_MODEL_NAME_TOO_LONG = template(
+    "error_model_name_too_long", "unknown model: names are at most {most} characters, this one has {chars:,}",
+    "a model name longer than any preset's")
+ERROR_CARD_NOT_SIZED = template(
+    "error_card_not_sized",
+    "{name!r} is not in the catalog: {why}; give its figures as a card object (memory_gib, bandwidth_gb_per_s, "
+    "dense_tflops, power_w)",
+    "a card the catalog names but does not size, and why")
+ERROR_UNKNOWN_CARD = template(
+    "error_unknown_card", "unknown card {name!r}; GET /cards lists the catalog", "no card has this name")
+ERROR_UNKNOWN_CARD_CLOSEST = template(
+    "error_unknown_card_closest", "unknown card {name!r}; closest: {closest}; GET /cards lists the catalog",
+    "no card has this name; the closest names")
+ERROR_UNKNOWN_MODEL = template(
+    "error_unknown_model",
+    "unknown model {name!r}; GET /models lists the presets, or give params_billion or hf_config",
+    "no model preset has this name")
+ERROR_UNKNOWN_MODEL_CLOSEST = template(
+    "error_unknown_model_closest",
+    "unknown model {name!r}; closest: {closest}; GET /models lists the presets, or give params_billion or "
+    "hf_config",
+    "no model preset has this name; the closest names")
+ERROR_UNKNOWN_LINE = template(
+    "error_unknown_line", "line must be one of {lines}", "a custom card's product line is not known")
+ERROR_UNKNOWN_ENGINE = template(
+    "error_unknown_engine", "unknown engine {engine!r}; known: {known}", "an engine the service does not know")
+ERROR_UNKNOWN_PRECISION = template(
+    "error_unknown_precision",
+    "unknown precision {name!r}; known: {known}, and gptq/awq with bits and group size (gptq-int4-g128)",
+    "a precision or quantisation the service does not know")
+ERROR_GROUPED_LAYOUT = template(
+    "error_grouped_layout",
+    "{kind} with {bits} bits and group size {group} is not a published layout (group sizes ({group_sizes}); "
+    "AWQ is 4-bit)",
+    "a GPTQ or AWQ layout that is not published")
+ERROR_NORMALIZE_PRECISION = template(
+    "error_normalize_precision", "precision must be one of {precisions}",
+    "a marketing figure's precision is not known")
+ERROR_NORMALIZE_ACCUMULATE = template(
+    "error_normalize_accumulate", "accumulate must be one of {accumulate}",
+    "a marketing figure's accumulation is not known")
+# the workload (inputs.py, training_time.py)
+ERROR_UNKNOWN_MODE = template("error_unknown_mode", "mode must be one of {modes}", "a mode the service does not know")
+ERROR_MODE_PRECISION = template(
+    "error_mode_precision",
+    "{mode} trains in fp32, bf16, fp16 or fp8; {precision} weights are for inference, LoRA or QLoRA",
+    "full training in a format it cannot train in")
+ERROR_UNKNOWN_OPTIMIZER = template(
+    "error_unknown_optimizer", "optimizer must be one of {optimizers}", "an optimizer the service does not know")
+ERROR_OUTPUT_TOKENS_TRAINING = template(
+    "error_output_tokens_training",
+    "output_tokens describes serving; training reads whole sequences of context_tokens",
+    "output tokens given for training")
+ERROR_PROMPT_EXCEEDS_CONTEXT = template(
+    "error_prompt_exceeds_context", "prompt_tokens cannot exceed context_tokens", "a prompt longer than the context")
+ERROR_REQUEST_EXCEEDS_CONTEXT = template(
+    "error_request_exceeds_context",
+    "prompt_tokens plus output_tokens ({tokens}) exceed context_tokens ({context})",
+    "a request longer than the context")
+ERROR_PROMPT_FILLS_CONTEXT = template(
+    "error_prompt_fills_context",
+    "prompt_tokens ({tokens}) fills the whole context ({context}): leave at least one token for the output",
+    "a prompt that leaves no room for output")
+ERROR_OUTPUT_FILLS_CONTEXT = template(
+    "error_output_fills_context",
+    "output_tokens ({tokens}) fills the whole context ({context}): leave at least one token for the prompt",
+    "an output that leaves no room for the prompt")
+ERROR_SERVING_PLAN_FIELD = template(
+    "error_serving_plan_field", "for serving, give the plan as workload.parallelism",
+    "a serving plan given in the training-only fields")
+ERROR_PLAN_FIELDS_DISAGREE = template(
+    "error_plan_fields_disagree", "tensor_parallel and pipeline_parallel disagree with parallelism",
+    "the older plan fields contradict parallelism")
+ERROR_NO_DENSE_COMPUTE = template(
+    "error_no_dense_compute", "{card} lists no dense compute figure", "a card without any dense compute rate")
+ERROR_NO_FP8_RATE = template(
+    "error_no_fp8_rate", "{card} lists no dense fp8 rate: train in bf16 on it",
+    "fp8 training on a card without an fp8 rate")
+# the plan (plan.py, placement.py)
+ERROR_DEGREE_BELOW_ONE = template(
+    "error_degree_below_one", "{degree} must be at least 1", "a parallel degree below 1")
+ERROR_EXPERT_NOT_MULTIPLE_OF_TENSOR = template(
+    "error_expert_not_multiple_of_tensor",
+    "expert {expert} must be a multiple of tensor {tensor}: engines spread the routed experts over the cards "
+    "that hold the model (tensor x attention data-parallel groups)",
+    "a serving plan's expert degree does not span its tensor groups")
+ERROR_TENSOR_SPLITS_HEADS = template(
+    "error_tensor_splits_heads",
+    "tensor {tensor} does not divide the model's {heads} attention heads and {kv_heads} KV heads; engines split "
+    "heads evenly",
+    "a tensor degree that does not divide the heads")
+ERROR_PIPELINE_EXCEEDS_LAYERS = template(
+    "error_pipeline_exceeds_layers", "pipeline {pipeline} exceeds the model's {layers} layers",
+    "more pipeline stages than layers")
+ERROR_EXPERT_NEEDS_MOE = template(
+    "error_expert_needs_moe", "expert parallelism needs a mixture-of-experts model",
+    "expert parallelism on a dense model")
+ERROR_EXPERT_DIVIDES_EXPERTS = template(
+    "error_expert_divides_experts", "expert {expert} does not divide the model's {experts} experts evenly over its "
+    "cards", "an expert degree that does not divide the experts")
+ERROR_TRAINING_COPIES_ARE_DATA = template(
+    "error_training_copies_are_data", "training copies are data parallel: use data, not replicas",
+    "replicas given for training")
+ERROR_SERVING_COPIES_ARE_REPLICAS = template(
+    "error_serving_copies_are_replicas", "serving copies are replicas: use replicas, not data",
+    "data parallelism given for serving")
+ERROR_PLAN_COUNT_MISMATCH = template(
+    "error_plan_count_mismatch", "the plan's degrees multiply to {plan_cards} cards, not the {count} asked for",
+    "a plan whose cards differ from the count asked")
+ERROR_COUNT_NOT_GROUP_MULTIPLE = template(
+    "error_count_not_group_multiple",
+    "count {count} is not a multiple of tensor x pipeline x expert degree {group}",
+    "a card count the plan's model-parallel group does not divide")
+# the question asked (compare.py, recommend.py, ranking.py, questions/)
+ERROR_TARGET_NEEDS_INFERENCE = template(
+    "error_target_needs_inference", "a serving target needs an inference workload",
+    "a serving target given with a training workload")
+ERROR_COMPARISON_NEEDS_TRAIN_TOKENS = template(
+    "error_comparison_needs_train_tokens", "a training comparison needs workload.train_tokens",
+    "a training comparison without its tokens")
+ERROR_COMPARISON_NEEDS_JOB = template(
+    "error_comparison_needs_job",
+    "give a serving target (concurrent_users, tokens_per_s_per_user, ttft_s) or a training job (a training "
+    "mode with train_tokens)",
+    "a comparison with neither a serving target nor a training job")
+ERROR_DEADLINE_NEEDS_TRAINING = template(
+    "error_deadline_needs_training", "deadline_days is for a training job", "a deadline given for serving")
+ERROR_CONSTRAINTS_RULE_OUT_EVERY_LINE = template(
+    "error_constraints_rule_out_every_line", "the constraints rule out every product line",
+    "a recommendation's constraints leave no product line")
+ERROR_WEIGHTS_DIMENSIONS = template(
+    "error_weights_dimensions", "weights need exactly these dimensions: {dimensions}",
+    "a ranking's weights name other dimensions")
+ERROR_WEIGHTS_ZERO = template(
+    "error_weights_zero", "weights must add up to more than zero", "a ranking's weights are all zero")
+ERROR_POWER_NEEDS_HARDWARE = template(
+    "error_power_needs_hardware", "give hardware or power_w", "electricity without cards or a power draw")
+ERROR_THROUGHPUT_IS_INFERENCE = template(
+    "error_throughput_is_inference", "throughput answers decode speed for inference; /scaling answers training time",
+    "the throughput question asked for training")
+ERROR_SCALING_IS_TRAINING = template(
+    "error_scaling_is_training", "scaling is for training modes", "the scaling question asked for serving")
+ERROR_SCALING_NEEDS_TRAIN_TOKENS = template(
+    "error_scaling_needs_train_tokens", "train_tokens is required for scaling", "scaling without training tokens")
+
+
 def check(translations: Mapping[str, str]) -> list[str]:
     """What a catalog lacks or has too much of: templates without a translation, translations
     whose fields differ from the English's, entries no template uses."""

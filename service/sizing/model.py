@@ -60,22 +60,19 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         if self.params <= 0:
-            raise InvalidInputError("params must be positive", "model.params_billion")
+            raise InvalidInputError(M.ERROR_PARAMS_NOT_POSITIVE(), "model.params_billion")
         if self.active_params is not None and not 0 < self.active_params <= self.params:
-            raise InvalidInputError(
-                "active parameters must be positive and at most the total parameters",
-                "model.active_params_billion",
-            )
+            raise InvalidInputError(M.ERROR_ACTIVE_PARAMS(), "model.active_params_billion")
         if (
             self.kv_heads is not None
             and self.attention_heads is not None
             and self.kv_heads > self.attention_heads
         ):
-            raise InvalidInputError("kv_heads cannot exceed attention_heads", "model.kv_heads")
+            raise InvalidInputError(M.ERROR_KV_HEADS_EXCEED_HEADS(), "model.kv_heads")
         if self.layers is not None and self.sliding_layers > self.layers:
-            raise InvalidInputError("more sliding-window layers than layers", "model.layers")
+            raise InvalidInputError(M.ERROR_SLIDING_LAYERS_EXCEED_LAYERS(), "model.layers")
         if self.max_context_tokens is not None and self.max_context_tokens < 1:
-            raise InvalidInputError("max_context_tokens must be positive", "model.max_context_tokens")
+            raise InvalidInputError(M.ERROR_MAX_CONTEXT_NOT_POSITIVE(), "model.max_context_tokens")
 
     @property
     def params_per_token(self) -> int:

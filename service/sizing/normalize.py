@@ -33,9 +33,9 @@ def normalize(value: float, precision: str, sparse: bool, accumulate: str | None
     """Dense figure in the given precision, its BF16 equivalent, and the whole ladder."""
     key = precision.strip().lower()
     if key not in LADDER:
-        raise InvalidInputError(f"precision must be one of {', '.join(LADDER)}", "precision")
+        raise InvalidInputError(M.ERROR_NORMALIZE_PRECISION(precisions=tuple(LADDER)), "precision")
     if accumulate is not None and accumulate not in ACCUMULATE:
-        raise InvalidInputError(f"accumulate must be one of {', '.join(ACCUMULATE)}", "accumulate")
+        raise InvalidInputError(M.ERROR_NORMALIZE_ACCUMULATE(accumulate=ACCUMULATE), "accumulate")
     rules: list[M.Message] = []
     dense = value
     if sparse:

@@ -86,8 +86,8 @@ def serving_placements(
     if given is not None:
         check_given(model, given, False, engine.split == "tensor")
         if count is not None and given.cards != count:
-            raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
-                                    f"{count} asked for", "workload.parallelism")
+            raise InvalidInputError(M.ERROR_PLAN_COUNT_MISMATCH(plan_cards=given.cards, count=count),
+                                    "workload.parallelism")
         asked = place(given, given.cards, True)
         least = _serving_least(model, engine, per_machine, breakdown, batch, usable, place)
         return ServingPlacements(asked, least, None)
@@ -368,11 +368,10 @@ def _count_for_given(count: int | None, given: Parallelism, group: Parallelism,
     if count is None:
         return given.cards if copies_given else None
     if copies_given and count != given.cards:
-        raise InvalidInputError(f"the plan's degrees multiply to {given.cards} cards, not the "
-                                f"{count} asked for", "workload.parallelism")
+        raise InvalidInputError(M.ERROR_PLAN_COUNT_MISMATCH(plan_cards=given.cards, count=count),
+                                "workload.parallelism")
     if count % group.group:
-        raise InvalidInputError(f"count {count} is not a multiple of tensor x pipeline x expert "
-                                f"degree {group.group}", "hardware.count")
+        raise InvalidInputError(M.ERROR_COUNT_NOT_GROUP_MULTIPLE(count=count, group=group.group), "hardware.count")
     return count
 
 

@@ -49,7 +49,7 @@ class Parallelism:
         if min(self.tensor, self.pipeline, self.expert, self.data, self.replicas) < 1:
             name = next(n for n in ("tensor", "pipeline", "expert", "data", "replicas")
                         if getattr(self, n) < 1)
-            raise InvalidInputError(f"{name} must be at least 1", f"workload.parallelism.{name}")
+            raise InvalidInputError(M.ERROR_DEGREE_BELOW_ONE(degree=name), f"workload.parallelism.{name}")
 
     @property
     def cards(self) -> int:
@@ -98,10 +98,8 @@ def spanned(par: Parallelism) -> Parallelism:
     if e <= 1:
         return par
     if e % t:
-        raise InvalidInputError(
-            f"expert {e} must be a multiple of tensor {t}: engines spread the routed experts over "
-            "the cards that hold the model (tensor x attention data-parallel groups)",
-            "workload.parallelism.expert")
+        raise InvalidInputError(M.ERROR_EXPERT_NOT_MULTIPLE_OF_TENSOR(expert=e, tensor=t),
+                                "workload.parallelism.expert")
     return Parallelism(tensor=t, pipeline=par.pipeline, expert=e // t, data=par.data,
                        replicas=par.replicas, expert_spread=True)
 
@@ -223,20 +221,17 @@ def check_given(model: ModelSpec, par: Parallelism, training: bool, tensor_rule:
     """A caller's plan must describe something an engine can run."""
     field = "workload.parallelism"
     if tensor_rule and par.tensor > 1 and not tensor_divides(model, par.tensor):
-        raise InvalidInputError(
-            f"tensor {par.tensor} does not divide the model's {model.attention_heads} attention "
-            f"heads and {model.resolved_kv_heads} KV heads; engines split heads evenly", f"{field}.tensor")
+        raise InvalidInputError(M.ERROR_TENSOR_SPLITS_HEADS(
+            tensor=par.tensor, heads=model.attention_heads, kv_heads=model.resolved_kv_heads), f"{field}.tensor")
     if model.layers and par.pipeline > model.layers:
-        raise InvalidInputError(f"pipeline {par.pipeline} exceeds the model's {model.layers} layers",
+        raise InvalidInputError(M.ERROR_PIPELINE_EXCEEDS_LAYERS(pipeline=par.pipeline, layers=model.layers),
                                 f"{field}.pipeline")
     if par.expert_width > 1 and not model.is_moe:
-        raise InvalidInputError("expert parallelism needs a mixture-of-experts model", f"{field}.expert")
+        raise InvalidInputError(M.ERROR_EXPERT_NEEDS_MOE(), f"{field}.expert")
     if par.expert_width > 1 and not experts_divide(model, par.expert_width):
-        raise InvalidInputError(f"expert {par.expert_width} does not divide the model's {model.experts} "
-                                "experts evenly over its cards", f"{field}.expert")
+        raise InvalidInputError(M.ERROR_EXPERT_DIVIDES_EXPERTS(expert=par.expert_width, experts=model.experts),
+                                f"{field}.expert")
     if training and par.replicas > 1:
-        raise InvalidInputError("training copies are data parallel: use data, not replicas",
-                                f"{field}.replicas")
+        raise InvalidInputError(M.ERROR_TRAINING_COPIES_ARE_DATA(), f"{field}.replicas")
     if not training and par.data > 1:
-        raise InvalidInputError("serving copies are replicas: use replicas, not data",
-                                f"{field}.data")
+        raise InvalidInputError(M.ERROR_SERVING_COPIES_ARE_REPLICAS(), f"{field}.data")

@@ -129,8 +129,7 @@ def _grouped(match: re.Match, field: str) -> Precision:
     group = int(match["group"] or 128)
     if group not in GROUP_SIZES or (kind == "awq" and bits != 4):
         raise UnknownPrecisionError(
-            f"{kind} with {bits} bits and group size {group} is not a published layout "
-            f"(group sizes {GROUP_SIZES}; AWQ is 4-bit)", field)
+            M.ERROR_GROUPED_LAYOUT(kind=kind, bits=bits, group=group, group_sizes=GROUP_SIZES), field)
     bpw = bits + (16 + bits) / group
     return Precision(
         f"{kind}-int{bits}-g{group}", bpw, HALF,
@@ -148,10 +147,7 @@ def get_precision(name: str, field: str = "precision") -> Precision:
     match = _GROUPED.match(key)
     if match:
         return _grouped(match, field)
-    known = ", ".join(PRECISION_NAMES)
-    raise UnknownPrecisionError(
-        f"unknown precision {name!r}; known: {known}, and gptq/awq with bits and group size "
-        "(gptq-int4-g128)", field)
+    raise UnknownPrecisionError(M.ERROR_UNKNOWN_PRECISION(name=name, known=PRECISION_NAMES), field)
 
 
 PRECISION_NAMES = tuple(_BY_NAME) + ("gptq", "awq")

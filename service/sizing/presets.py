@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from .cards import closest_hint, name_index, normalise_name, too_long
+from . import messages as M
+from .cards import closest_names, name_index, normalise_name, too_long
 from .errors import SizingError, UnknownModelError
 from .hfconfig import model_from_hf_config
 from .model import ModelSpec
@@ -49,11 +50,9 @@ class ModelCatalog:
         too_long(name, "model", field_name, UnknownModelError)
         preset = self.index.get(normalise_name(name)) or self.loose.get(compact_name(name))
         if preset is None:
-            raise UnknownModelError(
-                f"unknown model {name!r}{closest_hint(name, self.index)}; GET /models lists the "
-                "presets, or give params_billion or hf_config",
-                field_name,
-            )
+            closest = closest_names(name, self.index)
+            raise UnknownModelError(M.ERROR_UNKNOWN_MODEL_CLOSEST(name=name, closest=closest) if closest else
+                                    M.ERROR_UNKNOWN_MODEL(name=name), field_name)
         return preset
 
 

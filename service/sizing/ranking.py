@@ -97,11 +97,10 @@ def raw_values(card: Card) -> dict[str, float | None]:
 
 def check_weights(weights: Mapping[str, float]) -> dict[str, float]:
     if set(weights) != set(DIMENSIONS):
-        raise InvalidInputError(f"weights need exactly these dimensions: {', '.join(DIMENSIONS)}",
-                                "weights")
+        raise InvalidInputError(M.ERROR_WEIGHTS_DIMENSIONS(dimensions=DIMENSIONS), "weights")
     total = sum(weights.values())
     if total <= 0:
-        raise InvalidInputError("weights must add up to more than zero", "weights")
+        raise InvalidInputError(M.ERROR_WEIGHTS_ZERO(), "weights")
     return {k: 100 * v / total for k, v in weights.items()}
 
 

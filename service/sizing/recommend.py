@@ -117,7 +117,7 @@ def recommend(
     resolved = resolve_workload(workload, notes, model)
     context_warning(model, resolved.context_tokens, notes)
     if target is not None and resolved.training:
-        raise InvalidInputError("a serving target needs an inference workload", "target")
+        raise InvalidInputError(M.ERROR_TARGET_NEEDS_INFERENCE(), "target")
     if constraints.budget is not None and not prices:
         notes.warn(M.BUDGET_UNCHECKED(budget=constraints.budget))
     result = _recommend(model, resolved, constraints, catalog, prices, target)
@@ -134,7 +134,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     excluded = line_exclusions(constraints)
     allowed = [line for line in LINES if line not in excluded]
     if not allowed:
-        raise InvalidInputError("the constraints rule out every product line", "constraints")
+        raise InvalidInputError(M.ERROR_CONSTRAINTS_RULE_OUT_EVERY_LINE(), "constraints")
     reasons = [M.LINE_RULED_OUT(line=line, why=why) for line, why in excluded.items()]
     candidates: tuple[Candidate, ...] = ()
     evaluated: list[Candidate] = []

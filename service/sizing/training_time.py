@@ -263,8 +263,7 @@ def peak_for_training(card: Card, workload: Workload, notes: Notes) -> float:
     fp32 for fp32, else half precision."""
     if workload.precision.name == "fp8":
         if "fp8" not in card.dense_flops:
-            raise InvalidInputError(f"{card.id} lists no dense fp8 rate: train in bf16 on it",
-                                    "workload.precision")
+            raise InvalidInputError(M.ERROR_NO_FP8_RATE(card=card.id), "workload.precision")
         notes.assume("training_precision_recipe", "fp8 (Transformer Engine)", FP8_RECIPE_NOTE)
         return card.dense_flops["fp8"]
     keys = ("fp32",) if workload.precision.name == "fp32" else HALF

@@ -168,6 +168,95 @@ def _strings(value, path=()):
         yield ".".join(path), value
 
 
+# Error answers asked in Chinese, each way a request can go wrong: marshmallow's own messages
+# (missing, unknown, wrong type, out of range, not one of, too long), the schemas' and the domain's
+# refusals, the JSON itself, the routes, the limits. The language comes from the body's lang even
+# when the body is refused, else from the query, else from Accept-Language.
+ERRORS = [
+    ("post", "/v1/estimate", {"lang": "zh", "hardware": {"card": "h100-sxm"}}),  # model missing
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "h100-sxm"}, "colour": 1}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b",
+                              "hardware": {"card": "h100-sxm", "count": 0}, "workload": {"batch_size": "x"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+                              "workload": {"mode": "swimming", "context_tokens": 10**12}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "no-such-card"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "no-such-model", "hardware": {"card": "h100-sxm"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "Ascend 910B", "hardware": {"card": "Ascend 910B"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+                              "workload": {"engine": "no-such-engine"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
+                              "workload": {"prompt_tokens": 3000, "output_tokens": 3000, "context_tokens": 4096}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": "a100-80gb-sxm"},
+                              "workload": {"mode": "pretrain", "precision": "fp8", "train_tokens": 1e9}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": {"hf_config": {"model_type": "no-such-type"}},
+                              "hardware": {"card": "h100-sxm"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "x" * 300, "hardware": {"card": "h100-sxm"}}),
+    ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": {"memory_gib": "many"}}}),
+    ("post", "/v1/estimate?lang=zh", [1, 2]),  # no body lang to read: the query says it
+    ("post", "/v1/compare", {"lang": "zh", "model": "llama-2-7b", "options": [], "target": {"concurrent_users": 1}}),
+    ("post", "/v1/compare", {"lang": "zh", "model": "llama-2-7b", "options": [{"card": "h20"}]}),
+    ("post", "/v1/cost", {"lang": "zh"}),
+    ("post", "/v1/recommend", {"lang": "zh"}),
+    ("post", "/v1/rank", {"lang": "zh", "cards": ["h20"], "filters": {"line": "datacenter"}}),
+    ("post", "/v1/estimate/batch", {"lang": "zh", "items": [{"model": "llama-2-7b"}, {"model": "nope",
+                                                                                        "hardware": {"card": "h20"}}]}),
+    ("get", "/v1/estimate?lang=zh&model=llama-2-7b&card=h100-sxm&fields=nothing.here", None),
+    ("get", "/v1/estimate?lang=zh&model=llama-2-7b&card=h100-sxm&card=h20", None),
+    ("get", "/v1/cards/no-such-card?lang=zh", None),
+    ("get", "/v1/models/no-such-model?lang=zh", None),
+    ("get", "/v1/no-such-path?lang=zh", None),
+    ("delete", "/v1/estimate?lang=zh", None),
+]
+
+
+def _error_answers(client):
+    for method, path, body in ERRORS:
+        if method == "post":
+            response = client.post(path, json=body, headers={"Accept-Language": "en"})  # the body's lang wins
+        else:
+            response = getattr(client, method)(path)
+        assert response.status_code >= 400 or path.endswith("/batch"), (path, body, response.get_json())
+        yield f"{method} {path} {body}", response.get_json()
+    for raw in (b"{", b'{"lang": "zh", "model": NaN}', b"[" * 100_000):
+        response = client.post("/v1/estimate", data=raw, content_type="application/json",
+                               headers={"Accept-Language": "zh-CN"})
+        yield f"body {raw[:20]!r}", response.get_json()
+    response = client.post("/v1/estimate", data="model=x", content_type="text/plain", headers={"Accept-Language": "zh"})
+    yield "not json", response.get_json()
+
+
+def test_every_string_of_a_chinese_error_is_chinese(client):
+    left, seen = {}, 0
+    for where, answer in _error_answers(client):
+        problems = [item["problem"] for item in answer.get("items", []) if not item["ok"]] or [answer]
+        for problem in problems:
+            assert CJK.search(problem["title"]) and CJK.search(problem["detail"]), (where, problem)
+            for error in problem["errors"]:
+                assert set(error) == {"field", "code", "message", "params"}, (where, error)
+                assert CJK.search(error["message"]), (where, error)
+                seen += 1
+            for field, text in _strings(problem):
+                if _english_run(text) is not None:
+                    left.setdefault(field, (where, text))
+    assert seen > 20
+    assert not left, "\n".join(f"{field} ({where}): {text}" for field, (where, text) in list(left.items())[:20])
+
+
+def test_an_error_in_english_keeps_its_words_and_gains_its_code(client):
+    response = client.post("/v1/estimate", json={"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 0}})
+    problem = response.get_json()
+    assert problem["title"] == "Unprocessable Content"
+    assert problem["detail"] == "Invalid input: hardware.count."
+    assert problem["errors"] == [{"field": "hardware.count", "code": "input_between",
+                                  "message": "Must be greater than or equal to 1 and less than or equal to 100000.",
+                                  "params": {"min": 1, "max": 100000}}]
+    zh = client.post("/v1/estimate", json={"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 0}},
+                     headers={"Accept-Language": "zh-CN,zh;q=0.9"}).get_json()
+    assert zh["title"] == "无法处理的内容" and zh["detail"] == "输入无效：hardware.count。"
+    assert zh["errors"][0]["message"] == "必须大于或等于 1 且小于或等于 100000。"
+    assert zh["errors"][0]["code"] == "input_between" and zh["errors"][0]["params"] == {"min": 1, "max": 100000}
+
+
 def test_every_string_of_a_chinese_answer_is_chinese(client):
     left = {}
     for where, answer in _answers(client):

@@ -205,3 +205,48 @@ def test_repeated_query_parameters_are_422(client):
     response = client.get("/v1/troubleshoot?q=oom&limit=1&limit=2")
     problem = assert_problem(response, 422)
     assert problem["errors"][0]["field"] == "limit"
+
+
+def _request_schemas():
+    from service.api import schemas
+
+    seen, todo = [], list(schemas._Strict.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _fields_of(field):
+    yield field
+    for inner in (getattr(field, "inner", None), getattr(field, "key_field", None), getattr(field, "value_field", None)):
+        if inner is not None:
+            yield from _fields_of(inner)
+
+
+def test_every_message_a_request_schema_can_give_is_coded():
+    """Each field of each request schema (and its validators, and the schema itself) says its
+    errors as coded messages, so that a problem is said in the caller's language: a marshmallow
+    message no template knows would stay English."""
+    from marshmallow import validate
+
+    from service.sizing import Message
+
+    bare = []
+    for cls in _request_schemas():
+        schema = cls()
+        bare += [f"{cls.__name__}: {key}" for key, text in schema.error_messages.items()
+                 if not isinstance(text, Message)]
+        for name, top in schema.fields.items():
+            for field in _fields_of(top):
+                bare += [f"{cls.__name__}.{name}: {key} {text!r}" for key, text in field.error_messages.items()
+                         if not isinstance(text, Message)]
+                for validator in field.validators:
+                    names = {validate.Range: ("message_min", "message_max", "message_all"),
+                             validate.Length: ("message_min", "message_max", "message_all", "message_equal"),
+                             validate.OneOf: ("error",)}.get(type(validator), ())
+                    bare += [f"{cls.__name__}.{name}: {type(validator).__name__}.{attr}" for attr in names
+                             if not isinstance(getattr(validator, attr), Message)]
+    assert len(_request_schemas()) > 20
+    assert not bare, bare[:20]

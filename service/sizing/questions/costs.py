@@ -46,7 +46,7 @@ def electricity(host: HostSizing | None, card: Card | None, energy: EnergyInput,
     if energy.power_w is not None:
         return energy_answer(energy.power_w, "given", energy, notes)
     if host is None or card is None:
-        raise InvalidInputError("give hardware or power_w", "power_w")
+        raise InvalidInputError(M.ERROR_POWER_NEEDS_HARDWARE(), "power_w")
     notes.assume("power_w", host.typical_power_w, power_basis(card))
     return energy_answer(host.typical_power_w, "machine", energy, notes)
 

@@ -71,7 +71,7 @@ def estimate(
     capacity = None
     if target is not None:
         if resolved.training:
-            raise InvalidInputError("a serving target needs an inference workload", "target")
+            raise InvalidInputError(M.ERROR_TARGET_NEEDS_INFERENCE(), "target")
         capacity = capacity_for(model, resolved, hardware, target, notes)
     return said_in(language, Estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,

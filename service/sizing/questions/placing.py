@@ -209,7 +209,7 @@ def plan_shown(shown: Placement, training: TrainingAnswer | None = None) -> Plan
 
 
 def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
-             inference_only: str | None = None, training_only: str | None = None,
+             inference_only: M.Message | None = None, training_only: M.Message | None = None,
              default_mode: str | None = None) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
     for one kind of work refuses the other with its reason; `default_mode` stands in for a mode

@@ -31,10 +31,10 @@ def scaling(
     """Training compute and time on the cards by the plan's step and the guide's curve, the curve
     over card counts (copies of the plan's model-parallel group), and the least counts that meet
     a deadline."""
-    notes, resolved = opening(model, workload, cards=(hardware.card,), training_only="scaling is for training modes",
+    notes, resolved = opening(model, workload, cards=(hardware.card,), training_only=M.ERROR_SCALING_IS_TRAINING(),
                                default_mode="pretrain")
     if resolved.train_tokens is None:
-        raise InvalidInputError("train_tokens is required for scaling", "workload.train_tokens")
+        raise InvalidInputError(M.ERROR_SCALING_NEEDS_TRAIN_TOKENS(), "workload.train_tokens")
     opened = copy.deepcopy(notes)
     job = place_training(model, resolved, hardware, notes)
     group = replace(job.placement.parallelism, data=1, replicas=1)

@@ -23,7 +23,7 @@ def capacity(model: ModelSpec, workload: WorkloadInput, cards: tuple[Card, ...],
     """The cards (and machines) of each kind that serve the target, each on the engine's best
     plan; the option with the fewest cards (then the least power) is best."""
     notes, resolved = opening(model, workload, cards=cards,
-                               inference_only="a serving target needs an inference workload")
+                               inference_only=M.ERROR_TARGET_NEEDS_INFERENCE())
     options = tuple(capacity_for(model, resolved, HardwareInput(card, None, cards_per_node, network_gb_per_s),
                                  target, notes) for card in cards)
     meeting = [o for o in options if o.meets_target]

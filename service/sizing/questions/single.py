@@ -1,6 +1,7 @@
 """The memory question and the throughput question."""
 
 
+from .. import messages as M
 from ..cards import Card
 from ..inputs import (
     HardwareInput,
@@ -48,8 +49,7 @@ def throughput(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInpu
     """Decode roofline, tokens/s and full-load capacity on the given cards (or the least count
     that holds the job), under the engine's plan."""
     notes, resolved = opening(model, workload, cards=(hardware.card,),
-                               inference_only="throughput answers decode speed for inference; "
-                               "/scaling answers training time")
+                               inference_only=M.ERROR_THROUGHPUT_IS_INFERENCE())
     job = place_serving(model, resolved, hardware, notes)
     answer = throughput_answer(model, resolved, job.breakdown, job.placement, job.setup, notes,
                                full_load=job.full_load)
