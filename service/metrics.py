@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - a release that renamed it: reserve wha
     FIRST_FILE_BYTES = 1 << 16
 
 from . import __version__
+from .api.operations import operation
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +231,16 @@ class _FolderHealth:
         yield family
 
 
+@operation(
+    operation_id="metrics",
+    summary="Prometheus metrics",
+    media=("text/plain",),
+    answer_description="The metrics.",
+    public=True)
 def _scrape() -> Response:
+    """For Prometheus, in the text exposition format. Requests and latency in seconds by route,
+    method and status; request costs in units and CPU seconds; estimates by endpoint and line;
+    worker starts; whether the metrics folder is usable; build info."""
     folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if folder:
         registry = CollectorRegistry()

@@ -8,6 +8,7 @@ from . import schemas as s
 from .catalogs import current_catalogs
 from .dump import dumper
 from .jsonio import query_args
+from .operations import operation
 
 bp = Blueprint("catalog", __name__)
 
@@ -32,7 +33,17 @@ def matching(query: dict | None) -> list:
 
 
 @bp.get("/cards")
+@operation(
+    operation_id="listCards",
+    tool=True,
+    summary="The card catalog, filtered",
+    answer=s.CardListSchema,
+    answer_description="Every card in the catalog.",
+    query=s._CardQuerySchema)
 def list_cards():
+    """Use to find card ids. Lists the guide's tiers (C30 to D-L) and real cards with memory in GiB,
+    bandwidth in GB/s, dense TFLOP/s per precision, power in W, interconnect, ECC, tier and
+    source."""
     query = _query.load(query_args(request))
     catalogs = current_catalogs()
     cards = matching(query)
@@ -41,7 +52,16 @@ def list_cards():
 
 
 @bp.get("/cards/<card_id>")
+@operation(
+    operation_id="getCard",
+    tool=True,
+    summary="One card by id or alias",
+    answer=s.CardSchema,
+    answer_description="The card.")
 def get_card(card_id: str):
+    """Use to read one card's figures (memory in GiB, bandwidth in GB/s, dense TFLOP/s, power in W) and
+    sources. Ids and aliases are case-insensitive (D-M, dm, rtx-4090, "RTX 4090", 4090); unknown
+    names answer 404 with the closest."""
     catalogs = current_catalogs()
     try:
         card = catalogs.cards.get(card_id)
@@ -51,13 +71,30 @@ def get_card(card_id: str):
 
 
 @bp.get("/models")
+@operation(
+    operation_id="listModels",
+    tool=True,
+    summary="The model presets",
+    answer=s.ModelListSchema,
+    answer_description="Every model preset.")
 def list_models():
+    """Use to find model ids. Lists the presets with their exact parameter counts, architecture
+    (layers, heads, KV heads, head dimension), KV cache bytes per token, and sources."""
     models = current_catalogs().models.models
     return _models({"count": len(models), "models": models})
 
 
 @bp.get("/models/<path:model_id>")
+@operation(
+    operation_id="getModel",
+    tool=True,
+    summary="One model preset by id or alias",
+    answer=s.ModelPresetSchema,
+    answer_description="The model preset.")
 def get_model(model_id: str):
+    """Use to read one model's architecture, parameter count and KV cache bytes per token. Ids, names
+    and aliases are case-insensitive (meta-llama/Llama-3.1-70B-Instruct); unknown names answer
+    404 with the closest."""
     try:
         return _model(current_catalogs().models.get(model_id))
     except UnknownModelError as exc:

@@ -14,6 +14,7 @@ from .csvout import preferred, table_csv
 from .dump import dumper
 from .jsonio import json_body
 from .lang import preferred_lang
+from .operations import operation
 from .report import HTML_MIME, report_page
 
 bp = Blueprint("compare", __name__)
@@ -47,7 +48,28 @@ COLUMNS = (
 
 @bp.post("/compare")
 @heavy("batch")
+@operation(
+    operation_id="compare",
+    tool=True,
+    summary="A purchase decision, hardware options side by side, bought or rented",
+    body=s.CompareRequestSchema,
+    example={
+        "model": "qwen2.5-72b",
+        "workload": {"engine": "vllm", "prompt_tokens": 1000, "output_tokens": 500},
+        "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20},
+        "options": [{"card": "h20", "count": 8}, {"card": "h100-sxm", "count": 4}, {"card": "l20", "count": 8}],
+        "years": 3,
+        "energy": {"price_per_kwh": 1.2},
+        "prices": {"h20": 110000, "h100-sxm": 220000, "l20": 30000},
+        "rent_per_card_hour": {"h100-sxm": 15}},
+    answer=s.CompareResponseSchema,
+    media=("application/json", "text/csv", "text/html"),
+    answer_description="The options ranked, each priced, the best named.")
 def compare():
+    """Use for "which of these options should we buy for this model and load over N years, or rent".
+    Per option the cards, speed or training time, power, capital, operating and ownership cost,
+    cost per token or run, rent and break-even. JSON, CSV (text/csv) or an HTML report
+    (text/html)."""
     args = _compare_in.load(json_body(request))
     catalogs = current_catalogs()
     offers = _offers(args, catalogs)

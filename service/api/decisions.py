@@ -23,6 +23,7 @@ from .catalogs import caller_prices, current_catalogs
 from .dump import dumper
 from .jsonio import json_body, query_args
 from .lang import preferred_lang
+from .operations import operation
 
 bp = Blueprint("decisions", __name__)
 RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about three estimates
@@ -34,7 +35,18 @@ _trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootR
 
 
 @bp.post("/rank")
+@operation(
+    operation_id="rankCards",
+    tool=True,
+    summary="Cards ranked the guide's way for a product line",
+    body=s.RankRequestSchema,
+    example={"line": "consumer", "model": "llama-3.1-8b"},
+    answer=s.RankResponseSchema,
+    answer_description="The ranking, each score explained.")
 def rank():
+    """Use for "which card is best for my line". Scores dense compute, memory, bandwidth, interconnect
+    and efficiency/stability 0-100 against the best compared card, weighted by the guide (or
+    given weights); memory first as a threshold when a model is given."""
     args = _rank_in.load(json_body(request))
     charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING())
     catalogs = current_catalogs()
@@ -57,7 +69,22 @@ def _single_line(cards) -> str:
 
 
 @bp.post("/recommend")
+@operation(
+    operation_id="recommend",
+    tool=True,
+    summary="Product line, tier and card count for a set of constraints",
+    body=s.RecommendRequestSchema,
+    example={
+        "model": "llama-3.1-70b",
+        "workload": {"precision": "awq", "batch_size": 16},
+        "constraints": {"power_w": 350, "continuous_hours": 24, "splittable": True}},
+    answer=s.RecommendResponseSchema,
+    answer_description="The recommendation.")
 def recommend():
+    """Use for "what should I buy". The guide's questions (power per card, continuous hours,
+    splittable) pick the line; memory picks candidates; the fastest (or best per cost with
+    prices) wins. Answers tier, count, tokens/s or training tokens/s, host sizing (W, GB) and
+    reasons in en or zh."""
     args = _recommend_in.load(json_body(request))
     charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RECOMMENDATION())
     catalogs = current_catalogs()
@@ -104,7 +131,18 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
 
 
 @bp.post("/normalize")
+@operation(
+    operation_id="normalizeFigure",
+    tool=True,
+    summary="A marketing figure as dense figures per precision",
+    body=s.NormalizeRequestSchema,
+    example={"value": 800, "precision": "int8", "sparse": True},
+    answer=s.NormalizeResponseSchema,
+    answer_description="The dense figures.")
 def normalize():
+    """Use to compare a vendor's TFLOPS or TOPS. Halves sparse figures, converts FP16-accumulate rates,
+    and gives the dense figure for each precision (FP8/INT8 = 2x BF16, FP4 = 4x, TF32 = 0.5x),
+    naming each rule applied."""
     args = _normalize_in.load(json_body(request))
     return _normalize_out(said_in(args.get("lang") or preferred_lang() or "en",
                                   normalise_figure(args["value"], args["precision"], args["sparse"],
@@ -112,10 +150,20 @@ def normalize():
 
 
 @bp.get("/troubleshoot")
+@operation(
+    operation_id="troubleshoot",
+    tool=True,
+    summary="Symptom text in, the guide's likely causes out",
+    answer=s.TroubleshootResponseSchema,
+    answer_description="The matching rows and the diagnosis order.",
+    query=s._TroubleshootQuerySchema)
 def troubleshoot():
+    """Use when a card misbehaves. Matches free text in Chinese or English against the guide's table
+    (cause, quick check, fix), ranked, with the five-step diagnosis order and power-cap advice
+    for long-running consumer cards."""
     args = _trouble_in.load(query_args(request))
     lang = args.get("lang") or preferred_lang() or "en"
-    result = diagnose(args["q"], lang, args.get("line"), args.get("limit", 3))
+    result = diagnose(args["q"], lang, args.get("line"), args.get("limit", s.TROUBLESHOOT_LIMIT))
     return _trouble_out({
         "query": result.query, "lang": lang,
         "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}

@@ -10,8 +10,10 @@ from flask import Blueprint, Flask, Response, before_render_template, current_ap
 from jinja2 import Template
 
 from ..metrics import folder_problem
+from . import schemas as s
 from .catalogs import current_catalogs
 from .errors import problem
+from .operations import operation
 from .problem_messages import DEGRADED
 
 bp = Blueprint("ops", __name__)
@@ -27,16 +29,31 @@ def spec_text() -> str:
 
 
 @bp.get("/healthz")
+@operation(
+    operation_id="healthz",
+    summary="Liveness",
+    answer=s.HealthSchema,
+    answer_description="Alive.")
 def healthz():
+    """For liveness probes. Answers 200 with a JSON status while the process serves requests."""
     return {"status": "ok"}
 
 
+# Ready once the catalogs (loaded at start) and the contract are in memory, and while the
+# metrics can be written. A metrics folder lost or full leaves the answers as they are, but
+# this instance can no longer be watched: it says so here (503) and in /metrics
+# (sizing_metrics_folder_ok 0), so that it is taken out of rotation and an operator looks.
 @bp.get("/readyz")
+@operation(
+    operation_id="readyz",
+    summary="Readiness",
+    answer=s.HealthSchema,
+    answer_description="Ready.")
 def readyz():
-    """Ready once the catalogs (loaded at start) and the contract are in memory, and while the
-    metrics can be written. A metrics folder lost or full leaves the answers as they are, but
-    this instance can no longer be watched: it says so here (503) and in /metrics
-    (sizing_metrics_folder_ok 0), so that it is taken out of rotation and an operator looks."""
+    """For readiness probes. Answers 200 with a JSON status once the catalog and the contract have
+    loaded, and 503 (a problem naming the folder) while the metrics folder is missing, full or
+    failing, so that an instance that cannot be watched leaves rotation; its answers are
+    unaffected."""
     current_catalogs()
     spec_text()
     degraded = folder_problem()
@@ -46,13 +63,28 @@ def readyz():
 
 
 @bp.get("/openapi.yaml")
+@operation(
+    operation_id="openapiSpec",
+    summary="This contract",
+    media=("application/yaml",),
+    answer_description="The contract.")
 def openapi_yaml():
+    """For tool-calling clients and code generators. The OpenAPI 3.1 document the service follows, as
+    YAML."""
     return Response(spec_text(), mimetype="application/yaml")
 
 
+# The Swagger UI page without the trailing slash (the blueprint serves /docs/ and assets).
 @bp.get("/docs")
+@operation(
+    operation_id="docs",
+    summary="Interactive API docs",
+    media=("text/html",),
+    answer_description="The docs page.",
+    public=True)
 def docs():
-    """The Swagger UI page without the trailing slash (the blueprint serves /docs/ and assets)."""
+    """For people. An HTML page (Swagger UI, served with its own assets, no internet needed) that
+    renders this contract and lets you try each operation."""
     return current_app.view_functions["docs.show"]()
 
 
@@ -72,9 +104,9 @@ def open_spec() -> dict:
     spec.pop("security", None)
     spec.get("components", {}).pop("securitySchemes", None)
     for path_item in spec.get("paths", {}).values():
-        for operation in path_item.values():
-            if isinstance(operation, dict):
-                operation.pop("security", None)
+        for op in path_item.values():
+            if isinstance(op, dict):
+                op.pop("security", None)
     return spec
 
 

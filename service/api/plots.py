@@ -12,6 +12,7 @@ from . import problem_messages as P
 from . import schemas as s
 from .cache import cached
 from .jsonio import query_args
+from .operations import operation
 
 bp = Blueprint("plots", __name__)
 _query = s._EstimateQuerySchema()
@@ -60,7 +61,15 @@ def _svg(drawn) -> Response:
 @bp.get("/plots/roofline.svg")
 @cached
 @heavy("plot")
+@operation(
+    operation_id="plotRoofline",
+    summary="The card's roofline with the workload's prefill and decode points",
+    media=("image/svg+xml",),
+    answer_description="The picture.",
+    query=s._EstimateQuerySchema)
 def roofline():
+    """Use to show why decode is memory-bound. An SVG picture of attainable TFLOP/s against arithmetic
+    intensity in FLOP/byte, from the same flat parameters as GET /estimate."""
     result = _throughput()
     t = result.throughput
     peak, bandwidth = t.peak_flops_per_s / 1e12, t.bandwidth_bytes_per_s / 1e12
@@ -88,7 +97,15 @@ def roofline():
 @bp.get("/plots/throughput.svg")
 @cached
 @heavy("plot")
+@operation(
+    operation_id="plotThroughput",
+    summary="Tokens/s per stream and in total against batch size",
+    media=("image/svg+xml",),
+    answer_description="The picture.",
+    query=s._EstimateQuerySchema)
 def throughput():
+    """Use to show the batching trade-off. An SVG picture of tokens/s per stream and in total against
+    batch size, from the same flat parameters as GET /estimate."""
     result = _throughput()
     curve = result.throughput.decode_curve
     fig = figure()

@@ -20,6 +20,7 @@ from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
 from .jsonio import json_body, query_args
 from .lang import preferred_lang
+from .operations import FIELDS_PARAMETER, operation
 
 bp = Blueprint("sizing", __name__)
 
@@ -86,7 +87,23 @@ def _counted(line: str, body: dict):
 
 @bp.post("/estimate")
 @cached
+@operation(
+    operation_id="estimate",
+    tool=True,
+    summary="The whole picture for one model, workload and card choice",
+    body=s.EstimateRequestSchema,
+    example={
+        "model": "llama-3.1-70b",
+        "workload": {"mode": "inference", "precision": "bf16", "context_tokens": 8192, "batch_size": 4},
+        "hardware": {"card": "D-M", "count": 2},
+        "energy": {"price_per_kwh": 0.7, "currency": "CNY"}},
+    answer=s.EstimateResponseSchema,
+    answer_description="The estimate.",
+    parameters=(FIELDS_PARAMETER,))
 def estimate():
+    """Use for "does model X fit on card Y, how many, how fast, what does it cost". Answers memory in
+    bytes, fit, card count and plan, tokens/s per stream and at full load or training time in s,
+    power, electricity per year, a quotable summary."""
     paths = _fields(request.args)
     args = _estimate_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
@@ -95,7 +112,16 @@ def estimate():
 
 @bp.get("/estimate")
 @cached
+@operation(
+    operation_id="estimateGet",
+    summary="The whole picture from flat query parameters",
+    answer=s.EstimateResponseSchema,
+    answer_description="The estimate.",
+    query=s._EstimateQuerySchema,
+    parameters=(FIELDS_PARAMETER,))
 def estimate_get():
+    """Use from a chatbot for "can model X run on card Y". Same answer as POST /estimate from flat
+    parameters; memory in bytes, speed in tokens/s, cost per year, and a summary in en or zh."""
     paths = _fields(request.args)
     query = query_args(request)
     query.pop("fields", None)
@@ -106,7 +132,21 @@ def estimate_get():
 
 @bp.post("/estimate/batch")
 @heavy("batch")
+@operation(
+    operation_id="estimateBatch",
+    summary="Many estimates in one call, in order",
+    body=s.BatchRequestSchema,
+    example={
+        "items": [
+            {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}},
+            {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}}]},
+    answer=s.BatchResponseSchema,
+    media=("application/json", "text/csv"),
+    answer_description="One answer per item, in order.")
 def estimate_batch():
+    """Use from a dashboard for up to 1000 estimates (413 above). Each item answers or fails on its
+    own. JSON, or CSV with Accept text/csv (one row per item, unit-suffixed columns in bytes,
+    tokens/s, s, W, kWh)."""
     body = json_body(request)
     items = body.get("items") if isinstance(body, dict) else None
     if isinstance(items, list) and len(items) > MAX_BATCH_ITEMS:
@@ -121,7 +161,18 @@ def estimate_batch():
 
 @bp.post("/estimate/sweep")
 @heavy("batch")
+@operation(
+    operation_id="estimateSweep",
+    summary="One workload on every catalog card that passes the filters",
+    body=s.SweepRequestSchema,
+    example={"model": "llama-3.1-8b", "filters": {"line": "consumer", "kind": "card"}},
+    answer=s.BatchResponseSchema,
+    media=("application/json", "text/csv"),
+    answer_description="One answer per card, in catalog order.")
 def estimate_sweep():
+    """Use from a dashboard to compare cards for one workload. One estimate per card (filters line,
+    kind, vendor, tier, min_memory_gib). JSON, or CSV with Accept text/csv in bytes, tokens/s,
+    s, W, kWh."""
     args = _sweep_in.load(json_body(request))
     cards = matching(args.get("filters"))
     charge(len(cards) * model_weight(args["model"]), P.COST_OF_SWEEP(cards=len(cards)))
@@ -157,7 +208,18 @@ def _lang(args: dict) -> str:
 
 
 @bp.post("/memory")
+@operation(
+    operation_id="memory",
+    tool=True,
+    summary="Memory breakdown, and its fit when a card is given",
+    body=s.MemoryRequestSchema,
+    example={"model": {"params_billion": 7}, "workload": {"mode": "full_finetune"}},
+    answer=s.MemoryResponseSchema,
+    answer_description="The memory breakdown.")
 def memory():
+    """Use for "how much memory does model X need for inference or training". Answers bytes by
+    component (weights, gradients, optimizer, KV cache, activations, runtime) and, with
+    hardware, the fit and least card count."""
     args = _memory_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
@@ -167,7 +229,18 @@ def memory():
 
 
 @bp.post("/throughput")
+@operation(
+    operation_id="throughput",
+    tool=True,
+    summary="Roofline position and decode tokens/s",
+    body=s.ThroughputRequestSchema,
+    example={"model": {"params_billion": 7}, "hardware": {"card": "C90", "count": 1}},
+    answer=s.ThroughputResponseSchema,
+    answer_description="The roofline and tokens/s.")
 def throughput():
+    """Use for "how fast will model X generate on cards Y". Answers the plan, the roofline in
+    FLOP/byte, decode tokens/s per stream and in total priced on the plan's links, and output
+    tokens/s at full load."""
     args = _throughput_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT())
     result = said_in(_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
@@ -176,7 +249,21 @@ def throughput():
 
 
 @bp.post("/scaling")
+@operation(
+    operation_id="scaling",
+    tool=True,
+    summary="Training compute, time against card count, gradient sync",
+    body=s.ScalingRequestSchema,
+    example={
+        "model": {"params_billion": 7},
+        "workload": {"mode": "pretrain", "train_tokens": 1000000000000.0},
+        "hardware": {"card": "D-M", "count": 64}},
+    answer=s.ScalingResponseSchema,
+    answer_description="The training time.")
 def scaling():
+    """Use for "how long does training on N cards take". Answers 6ND compute in FLOPs, the plan, time
+    in s from the plan's step (the guide's curve beside it), a curve over card counts, and cards
+    for a deadline."""
     args = _scaling_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_SCALING())
     result = said_in(_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
@@ -187,7 +274,21 @@ def scaling():
 
 @bp.post("/capacity")
 @heavy("batch")
+@operation(
+    operation_id="capacity",
+    tool=True,
+    summary="Cards and machines each card type needs to serve a target",
+    body=s.CapacityRequestSchema,
+    example={
+        "model": "llama-3.1-70b",
+        "workload": {"precision": "fp8", "engine": "vllm", "prompt_tokens": 1000, "output_tokens": 500},
+        "target": {"concurrent_users": 100, "tokens_per_s_per_user": 20, "ttft_s": 2},
+        "cards": ["h100-sxm", "l40s", "rtx-4090"]},
+    answer=s.CapacityResponseSchema,
+    answer_description="One option per card, the best named.")
 def capacity():
+    """Use for "how many cards of each kind serve N users at S tokens/s each". Answers per card the
+    cards, machines and plan, tokens/s per user, time to first token in s, and power in W."""
     args = _capacity_in.load(json_body(request))
     catalogs = current_catalogs()
     if "cards" in args:
@@ -204,7 +305,18 @@ def capacity():
 
 
 @bp.post("/cost")
+@operation(
+    operation_id="cost",
+    tool=True,
+    summary="Electricity per day and year, fleet totals",
+    body=s.CostRequestSchema,
+    example={"power_w": 10000, "energy": {"price_per_kwh": 0.7, "currency": "CNY", "installations": 100}},
+    answer=s.CostResponseSchema,
+    answer_description="The electricity cost.")
 def cost():
+    """Use for "what does the electricity cost". Give cards (hardware, priced at the draw of the
+    machines that carry them) or an installation's draw (power_w, used as given). Answers kWh
+    and cost per day, per year, over the years and for the fleet."""
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
     result = said_in(_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),

@@ -123,6 +123,15 @@ def doc(text: str) -> dict:
     return {"description": text}
 
 
+def _said_default(text: str, default: defaults.Default) -> dict:
+    """A query parameter's metadata: its description, and the default the service applies when
+    it is omitted (the domain's, so that the contract cannot say another)."""
+    return {"description": text, "default": default.value}
+
+
+TROUBLESHOOT_LIMIT = 3  # rows /troubleshoot returns when no limit is given
+
+
 def _fail(message: str):
     raise ValidationError(message)
 
@@ -536,19 +545,31 @@ class CostRequestSchema(_Strict):
 class _EstimateQuerySchema(_Strict):
     """GET /estimate: the flat parameters a chatbot sends (query strings: numbers as text)."""
 
-    model = fields.String(required=True, validate=_NAME)
-    card = fields.String(required=True, validate=_NAME)
-    count = fields.Integer(validate=_range(1, defaults.MAX_CARDS))
-    mode = fields.String(validate=validate.OneOf(defaults.MODES))
-    precision = fields.String(validate=validate.Length(min=1, max=40))
-    kv_precision = fields.String(validate=validate.Length(min=1, max=40))
-    context_tokens = fields.Integer(validate=_range(1, 10_000_000))
-    batch_size = fields.Integer(validate=_range(1, 1_000_000))
-    train_tokens = fields.Float(validate=_range(1, 1e16), allow_nan=False)
-    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES))
-    price_per_kwh = fields.Float(validate=_range(0, 1_000_000), allow_nan=False)
-    currency = _currency()
-    lang = _lang()
+    model = fields.String(required=True, validate=_NAME, metadata=doc(
+        "A model preset or alias: llama-3.1-70b, Llama 3.1 70B Instruct, qwen2.5-7b."))
+    card = fields.String(required=True, validate=_NAME, metadata=doc("A card or tier: rtx-4090, 4090, h100-sxm, D-M."))
+    count = fields.Integer(validate=_range(1, defaults.MAX_CARDS), metadata=doc("Omitted: the least count that fits."))
+    mode = fields.String(validate=validate.OneOf(defaults.MODES), metadata=_said_default(
+        "What the model does.", defaults.MODE))
+    precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
+        "Omitted: for inference, the format the model is released in (its config's quantization or dtype; bf16 "
+        "for most); for training, bf16. Weight format: bf16, fp8, int8, int4, q4_k_m, awq, nf4, ..."))
+    kv_precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
+        "Omitted: fp32 with fp32 weights; fp8 where the engine keeps its FP8 checkpoints' cache in FP8 on cards "
+        "that compute FP8; else bf16. KV cache format."))
+    context_tokens = fields.Integer(validate=_range(1, 10_000_000), metadata=_said_default(
+        "Tokens per sequence.", defaults.CONTEXT_TOKENS))
+    batch_size = fields.Integer(validate=_range(1, 1_000_000), metadata=_said_default(
+        "Concurrent sequences.", defaults.BATCH_SIZE))
+    train_tokens = fields.Float(validate=_range(1, 1e16), allow_nan=False, metadata=doc(
+        "Omitted: no training time."))
+    engine = fields.String(validate=validate.OneOf(ENGINE_NAMES), metadata=doc(
+        "Omitted: the default engine (vLLM's fitted figures) on catalog cards, the guide's rule on the guide's "
+        "tiers."))
+    price_per_kwh = fields.Float(validate=_range(0, 1_000_000), allow_nan=False, metadata=_said_default(
+        "Electricity price.", defaults.PRICE_PER_KWH))
+    currency = _currency(metadata=_said_default("Echoed in the answer.", defaults.CURRENCY))
+    lang = _lang(metadata=_said_default("Summary language; Accept-Language also works.", defaults.LANG))
 
     @post_load
     def to_domain(self, data, **kwargs) -> dict:
@@ -771,10 +792,13 @@ class NormalizeRequestSchema(_Strict):
 class _TroubleshootQuerySchema(_Strict):
     """GET /troubleshoot parameters."""
 
-    q = fields.String(required=True, validate=validate.Length(min=1, max=500))
-    lang = _lang()
-    line = fields.String(validate=validate.OneOf(LINES))
-    limit = fields.Integer(validate=_range(1, 8))
+    q = fields.String(required=True, validate=validate.Length(min=1, max=500), metadata=doc(
+        "The symptom, in Chinese or English."))
+    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en."))
+    line = fields.String(validate=validate.OneOf(LINES), metadata=doc(
+        "Omitted: no line-specific advice. The card's product line."))
+    limit = fields.Integer(validate=_range(1, 8), metadata={**doc("Most rows to return."),
+                                                             "default": TROUBLESHOOT_LIMIT})
 
 
 # --- responses ----------------------------------------------------------------------------
@@ -1068,11 +1092,16 @@ class CardSchema(Schema):
 class _CardQuerySchema(_Strict):
     """GET /cards filters (query strings, so numbers arrive as text)."""
 
-    line = fields.String(validate=validate.OneOf(LINES))
-    kind = fields.String(validate=validate.OneOf(("tier", "card")))
-    vendor = fields.String(validate=validate.Length(min=1, max=40))
-    tier = fields.String(validate=validate.Length(min=1, max=10))
-    min_memory_gib = fields.Float(validate=_range(0, 100_000), allow_nan=False)
+    line = fields.String(validate=validate.OneOf(LINES), metadata=doc(
+        "Omitted: every line. Only this product line."))
+    kind = fields.String(validate=validate.OneOf(("tier", "card")), metadata=doc(
+        "Omitted: both. Only the guide's tiers, or only real cards."))
+    vendor = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
+        "Omitted: every vendor. Only this vendor (NVIDIA, AMD, Intel)."))
+    tier = fields.String(validate=validate.Length(min=1, max=10), metadata=doc(
+        "Omitted: every tier. Only cards of this guide tier (C90, D-M, ...)."))
+    min_memory_gib = fields.Float(validate=_range(0, 100_000), allow_nan=False, metadata={
+        **doc("Only cards with at least this much memory, in GiB."), "default": 0})
 
 
 class CardListSchema(Schema):

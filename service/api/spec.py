@@ -1,10 +1,12 @@
-"""`make spec`: openapi.yaml's components written from the marshmallow schemas by apispec.
+"""`make spec`: openapi.yaml's paths and components written from the code.
 
-The /v1 paths, examples, security and the API's description are written by hand in openapi.yaml;
-everything under `components.schemas` is generated here from service/api/schemas.py (whose
-answer schemas are made from the domain's dataclasses), so a field is declared once, and so are
-the deprecated unversioned paths, each a copy of its /v1 path marked deprecated. A test fails
-with the diff when the committed file is stale.
+The paths come from the app's routes and each view's declaration (`@operation`, operations.py:
+its summary, body, query parameters, answer and media types, its docstring as the description),
+their schemas and parameters from the marshmallow schemas by apispec; the deprecated unversioned
+paths are copies of the /v1 ones. Everything under `components.schemas` is generated from
+service/api/schemas.py (whose answer schemas are made from the domain's dataclasses). Only the
+API's description, security and shared responses are written by hand. A test fails with the
+diff when the committed file is stale.
 
     python -m service.api.spec          # rewrite openapi.yaml
     python -m service.api.spec --check  # exit 1 with the diff when it is stale
@@ -15,6 +17,7 @@ apispec is a development tool (installed with the test extras); the service neve
 import argparse
 import difflib
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -25,12 +28,12 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import validate
 
 from . import schemas
+from .operations import Operation
 from .shapes import Said
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MARKER = "  schemas:\n"  # components.schemas: the last block of openapi.yaml, all generated
-# The end of the hand-written paths: the deprecated unversioned copies are generated after it.
-UNVERSIONED_MARKER = "  # The unversioned paths below are written by make spec from the /v1 paths above: deprecated.\n"
+PATHS = "paths:\n"  # every path, generated; the block ends at the next top-level key
 API_PREFIX = "/v1"
 
 
@@ -102,6 +105,14 @@ def _prose(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
+def _plugin() -> MarshmallowPlugin:
+    plugin = MarshmallowPlugin(schema_name_resolver=component_name)
+    APISpec("sizing", "0", "3.1.0", plugins=[plugin])  # initialises the plugin's converter
+    for function in (_one_of, _exclusive_bounds, _property_names):
+        plugin.converter.add_attribute_function(function)
+    return plugin
+
+
 def components() -> dict[str, dict]:
     """The components apispec derives from the schemas; a schema's own docstring describes it."""
     plugin = MarshmallowPlugin(schema_name_resolver=component_name)
@@ -118,6 +129,59 @@ def components() -> dict[str, dict]:
         doc = classes[name].__dict__.get("__doc__") if name in classes else None
         out[name] = {"description": _prose(doc), **body} if doc else body
     return out
+
+
+def _ref(schema: type[marshmallow.Schema]) -> dict:
+    return {"$ref": f"#/components/schemas/{component_name(schema)}"}
+
+
+def _operation(declared: Operation, view, rule, plugin: MarshmallowPlugin) -> dict:
+    """One operation of openapi.yaml, from the route's declaration and the view's docstring."""
+    op: dict = {"operationId": declared.operation_id}
+    if declared.tool:
+        op["x-tool"] = True
+    op["summary"] = declared.summary
+    op["description"] = _prose(view.__doc__ or "")
+    parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+                   **({"description": declared.path_parameters[name]} if name in declared.path_parameters else {})}
+                  for name in rule.arguments]
+    if declared.query is not None:
+        parameters += plugin.converter.schema2parameters(declared.query, location="query")
+    parameters += declared.parameters
+    if parameters:
+        op["parameters"] = parameters
+    if declared.body is not None:
+        body: dict = {"schema": _ref(declared.body)}
+        if declared.example is not None:
+            body["example"] = declared.example
+        op["requestBody"] = {"required": True, "content": {"application/json": body}}
+    content = {media: {"schema": _ref(declared.answer) if media == "application/json" and declared.answer
+                       else {"type": "string"}} for media in declared.media}
+    op["responses"] = {"200": {"description": declared.answer_description, "content": content},
+                       "default": {"$ref": "#/components/responses/Problem"}}
+    if declared.public:
+        op["security"] = []
+    return op
+
+
+def paths() -> dict:
+    """Every route the app serves with a declaration: the /v1 paths and the probes, docs and
+    metrics, in the order the app registers them, then the deprecated unversioned copies."""
+    from ..app import UNVERSIONED, create_app  # the app is built only to read its routes
+
+    app = create_app({"TESTING": True})
+    plugin = _plugin()
+    out: dict = {}
+    for rule in app.url_map.iter_rules():
+        view = app.view_functions[rule.endpoint]
+        declared = getattr(view, "operation", None)
+        if declared is None or rule.endpoint.split(".")[0].endswith(UNVERSIONED):
+            continue
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}, key=("POST", "GET").index):
+            out.setdefault(path, {})[method.lower()] = _operation(declared, view, rule, plugin)
+    versioned = {k: v for k, v in out.items() if k.startswith(API_PREFIX + "/")}
+    return {**versioned, **{k: v for k, v in out.items() if k not in versioned}, **unversioned(versioned)}
 
 
 def unversioned(paths: dict) -> dict:
@@ -137,25 +201,35 @@ def unversioned(paths: dict) -> dict:
     return out
 
 
-def _indented(block: dict, spaces: int) -> str:
-    text = yaml.safe_dump(block, sort_keys=False, allow_unicode=True, width=100)
+class _Unaliased(yaml.SafeDumper):
+    """YAML written out in full: a value used twice (a shared parameter) is written twice, not
+    as an alias, so that the paths read as they stand and cannot reuse the components' anchors."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def _indented(block: dict, spaces: int, compact: bool = False) -> str:
+    """`block` as YAML indented by `spaces`. `compact` (the paths): written without aliases, with their
+    innermost mappings and lists on one line each (a parameter's schema, a $ref); the components
+    keep block style, and an alias for a list they repeat (the message codes)."""
+    text = yaml.dump(block, Dumper=_Unaliased if compact else yaml.SafeDumper, sort_keys=False, allow_unicode=True,
+                     width=100, default_flow_style=None if compact else False)
     return "".join(f"{' ' * spaces}{line}\n" if line else "\n" for line in text.splitlines())
 
 
 def render(current: str) -> str:
-    """openapi.yaml with its unversioned paths and its components.schemas block generated, the
-    rest as written."""
+    """openapi.yaml with its paths and its components.schemas block generated, the rest (the
+    API's description, security, shared responses) as written."""
     head, marker, _ = current.partition(MARKER)
     if not marker:
         raise SystemExit(f"{SPEC_PATH}: no '{MARKER.strip()}' block under components")
-    written, paths_marker, generated_and_rest = head.partition(UNVERSIONED_MARKER)
+    written, paths_marker, generated_and_rest = head.partition(PATHS)
     if not paths_marker:
-        raise SystemExit(f"{SPEC_PATH}: no '{UNVERSIONED_MARKER.strip()}' line at the end of the paths")
-    lines = generated_and_rest.splitlines(keepends=True)  # the copies written last time, then the rest
-    rest = "".join(lines[next(i for i, line in enumerate(lines) if line[:1] not in (" ", "\n")):])
-    paths = yaml.safe_load(written)["paths"]
-    return (written + UNVERSIONED_MARKER + _indented(unversioned(paths), 2) + rest + MARKER
-            + _indented(components(), 4))
+        raise SystemExit(f"{SPEC_PATH}: no top-level '{PATHS.strip()}'")
+    lines = generated_and_rest.splitlines(keepends=True)  # the paths written last time, then the rest
+    rest = "".join(lines[next(i for i, line in enumerate(lines) if line[:1] not in (" ", "\n", "#")):])
+    return written + PATHS + _indented(paths(), 2, compact=True) + rest + MARKER + _indented(components(), 4)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,7 +79,7 @@ def _op(spec, path, method):
         (lambda s: _op(s, "/v1/cost", "post").update(description="Use it. " + "x" * 300), "300"),
         (lambda s: _op(s, "/v1/cost", "post").update(description="Electricity per year in kWh."), "when to use"),
         (lambda s: _op(s, "/v1/rank", "post").update(description="Use to rank cards."), "units"),
-        (lambda s: _op(s, "/v1/estimate", "get")["parameters"][4]["schema"].pop("default"), "no default"),
+        (lambda s: _op(s, "/v1/estimate", "get")["parameters"][3]["schema"].pop("default"), "no default"),
         (lambda s: _op(s, "/v1/estimate", "get")["parameters"][2].update(description="How many."), "no default"),
         (lambda s: _op(s, "/v1/estimate", "get")["parameters"][0]["schema"].update(type="object"), "not flat"),
         (lambda s: _op(s, "/v1/plots/roofline.svg", "get").update({TOOL_MARK: True}), "a tool must answer"),

@@ -1,0 +1,57 @@
+"""Each route declares itself once, beside its view: what it takes (a body schema, query
+parameters), what it answers (a schema, the media types), its summary, and whether assistants
+get it as a tool; the view's docstring is its description. `make spec` writes openapi.yaml's
+paths from these declarations and the app's routes (service/api/spec.py), so a path, its
+parameters and its answer are declared once, in code.
+
+This plays flask-smorest's part (`@blp.arguments` / `@blp.response`) without its parsing and
+dumping: a view parses with its schema and dumps with the compiled dumper (dump.py), which
+`make bench` measured at a fraction of marshmallow's `Schema.dump` on a full answer (see the
+README's design notes); the declaration only describes.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from marshmallow import Schema
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One route's contract: see the module's docstring. `answer` is a schema (its component) or
+    a plain media type's body (None: a string); `media` the answer's media types, JSON first;
+    `parameters` query parameters written out (beside `query`'s fields), `path_parameters` the
+    description of each of the path's variables."""
+
+    operation_id: str
+    summary: str
+    answer_description: str
+    answer: type[Schema] | None = None
+    media: tuple[str, ...] = ("application/json",)
+    body: type[Schema] | None = None
+    example: Any = None
+    query: type[Schema] | None = None
+    parameters: tuple[dict, ...] = ()
+    path_parameters: dict[str, str] = field(default_factory=dict)
+    tool: bool = False
+    public: bool = False  # no API key needed even where keys are set (the docs page, the metrics)
+
+
+def operation(**declared) -> Callable:
+    """Declare the route of the view it decorates (the view itself is unchanged)."""
+    said = Operation(**declared)
+
+    def declare(view):
+        view.operation = said
+        return view
+
+    return declare
+
+
+# `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
+FIELDS_PARAMETER = {
+    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
+    "description": "Omitted: the whole answer. Comma-separated answer fields, dotted for nested ones "
+                   "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
+                   "answer, in the answer's order; alternatives are computed only when named."}
