@@ -20,7 +20,7 @@ from marshmallow.utils import missing
 
 from . import problem_messages as P
 from .schemas import StrictBoolean
-from .shapes import SELF, Grouped, Num, Said, Scaled, said
+from .shapes import SELF, Grouped, Num, Said, Scaled, read, said
 
 _MISSING = object()
 Convert = Callable[[Any], Any]
@@ -57,6 +57,9 @@ def _converter(field: fields.Field) -> Convert:
         return _string
     if type(field) in (fields.Boolean, fields.Raw, StrictBoolean):
         return _same
+    if isinstance(field, Grouped) and field.when is not None:  # null where the part is absent
+        grouped, when = dumper(type(field.schema)), field.when
+        return lambda value: None if value is None or read(value, when) is None else grouped(value)
     if isinstance(field, fields.Nested):
         if field.many:
             raise TypeError("dump: Nested(many=True) is not compiled; use List(Nested(...))")
@@ -154,6 +157,9 @@ def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> C
     if nested is None:
         raise ValueError(P.PLAIN_VALUE(name=name, below=below[0]))
     part = sparse_dumper(nested, below)
+    if isinstance(field, Grouped) and field.when is not None:  # null where the part is absent, as in full
+        when = field.when
+        return lambda v: None if v is None or read(v, when) is None else part(v)
     if isinstance(field, fields.List):
         return lambda v: None if v is None else [part(x) for x in v]
     return lambda v: None if v is None else part(v)
@@ -192,8 +198,10 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
             continue
         if field.dump_default is not missing:
             raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
-        plan.append((field.data_key or name, SELF if isinstance(field, Grouped) and not field.attribute
-                     else field.attribute or name))
+        if isinstance(field, Grouped):  # the answer's own object, or the one it was flattened from
+            plan.append((field.data_key or name, field.source or SELF))
+        else:
+            plan.append((field.data_key or name, field.attribute or name))
         below = selection.get(name) if selection else None
         converters.append(_part_converter(name, field, below) if below else _converter(field))
     compiled[True] = _compile(plan, converters, mapping=True)

@@ -929,12 +929,45 @@ DecodeStepSchema = answer_schema(
              "flops_per_card", "bound"))
 DecodePointSchema = answer_schema(DecodePoint, "DecodePoint")
 # The guide's own figures stand in one `guide` object beside the service's model of the same thing.
+# A part an answer may not have is one object, null where it is absent, not a run of null fields.
 ThroughputSchema = answer_schema(
     ThroughputAnswer, "Throughput", exclude=("cards", "max_concurrent_sequences"),
     group={"guide": ("The guide's rule of thumb for decode speed, beside the service's roofline: a share of the "
                      "summed bandwidth over the bytes a token reads.", "ThroughputGuide",
                      {"decode_tokens_per_s": "decode_tokens_per_s_guide",
-                      "total_tokens_per_s": "total_tokens_per_s_guide"})})
+                      "total_tokens_per_s": "total_tokens_per_s_guide"}),
+           "link": ("The slowest link one copy's collectives cross; null when one copy is one card.", "LinkUse",
+                    {"name": ("link", "The link's name (e.g. NVLink 4, PCIe, network (400 GB/s per machine)), "
+                                      "in the answer's language where it is the service's own."),
+                     "bytes_per_s": ("link_bytes_per_s", "Achievable bytes/s one way per card on the link: half "
+                                     "the vendor's two-way figure at the collective efficiency, or the card's share "
+                                     "of the network."),
+                     "latency_s": ("link_latency_s", "Latency of one collective round over the link, in seconds.")},
+                    "link"),
+           "full_load": ("The cards at full load: the largest batch whose KV cache fits (the engine's cap applied), "
+                         "with chunked prefill; null when no sequence fits or the KV cache's shape is unknown.",
+                         "FullLoad",
+                         {"total_tokens_per_s": ("max_total_tokens_per_s", "Output tokens/s all copies sustain at "
+                                                 "full load."),
+                          "total_tokens_per_s_range": ("max_total_tokens_per_s_range", "total_tokens_per_s as low, "
+                                                       "typical and high, from the engine's efficiency and "
+                                                       "fixed-cost ranges."),
+                          "total_tokens_per_s_ceiling": ("max_total_tokens_per_s_ceiling", "Output tokens/s if "
+                                                         "every card ran at dense peak on this work alone (decode, "
+                                                         "attention and each token's share of prefill); no batch or "
+                                                         "engine beats it."),
+                          "batch_size": ("capacity_batch_size", "Sequences running at once over all copies, the "
+                                         "batch total_tokens_per_s is for."),
+                          "time_to_first_token_s": ("capacity_time_to_first_token_s", "Time to first token at full "
+                                                    "load, in seconds: one prompt's prefill plus one full-load step "
+                                                    "for each 8192-token chunk of it."),
+                          "time_per_output_token_s": ("time_per_output_token_s", "Seconds between two output tokens "
+                                                      "of one sequence at full load (the step at batch_size)."),
+                          "bound": ("capacity_bound", "What limits the full-load step: memory or compute."),
+                          "plan": ("capacity_parallelism", "The plan the full-load figures are priced on "
+                                   "(described as parallelism.description); it can differ from the plan shown, "
+                                   "which serves the asked batch fastest; null when they are the same.")},
+                         "max_total_tokens_per_s")})
 TrainingSchema = answer_schema(
     TrainingAnswer, "Training", exclude=(
         "cards", "time_days", "micro_batch", "gradient_accumulation", "global_batch_tokens", "nodes", "cards_per_node"),
@@ -946,6 +979,8 @@ TrainingSchema = answer_schema(
                       "gradient_bytes": "gradient_bytes", "interconnect_bytes_per_s": "interconnect_bytes_per_s",
                       "gradient_sync_s": "gradient_sync_s", "first_order_step_s": "step_time_s"})})
 ThroughputGuideSchema = _GROUPS["ThroughputGuide"]
+LinkUseSchema = _GROUPS["LinkUse"]
+FullLoadSchema = _GROUPS["FullLoad"]
 TrainingGuideSchema = _GROUPS["TrainingGuide"]
 EnergySchema = answer_schema(EnergyAnswer, "Energy", rename={"installations": "machines"})
 HostSchema = answer_schema(HostSizing, "Host")

@@ -61,12 +61,26 @@ def said(value):
 
 class Grouped(fields.Nested):
     """Fields of the answer's own object shown together as one nested object (the guide's figures
-    beside the service's model): the nested schema reads the same object."""
+    beside the service's model): the nested schema reads the same object. With `when`, the object
+    is null where that attribute is (a part the answer does not have: no link on one card, no
+    full-load figures), instead of a run of null fields."""
+
+    def __init__(self, nested, *, when: str | None = None, **kwargs):
+        super().__init__(nested, allow_none=when is not None, **kwargs)
+        self.when = when
+        self.source: str | None = None  # flattened into another answer: the dotted path to the object it reads
 
     def get_value(self, obj, attr, accessor=None, default=None):
-        if self.attribute:  # flattened into another answer: the object it was read from
-            return super().get_value(obj, attr, accessor, default)
+        for step in self.source.split(".") if self.source else ():
+            obj = read(obj, step)
+        if self.when is not None and obj is not None and read(obj, self.when) is None:
+            return None
         return obj
+
+
+def read(obj, attribute: str):
+    """An answer's attribute, or a mapping's key (as marshmallow's accessor reads either)."""
+    return obj.get(attribute) if isinstance(obj, Mapping) else getattr(obj, attribute, None)
 
 
 SELF = ""  # the attribute a grouped field reads: the object itself
@@ -169,8 +183,10 @@ def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
         if field.name in flatten:  # the nested answer's own schema, read through this field
             for key, inner in nested(hints[field.name])._declared_fields.items():
                 spliced = copy.copy(inner)
-                spliced.attribute = (field.name if isinstance(inner, Grouped) and not inner.attribute
-                                     else f"{field.name}.{inner.attribute or key}")
+                if isinstance(inner, Grouped):  # read through the field (several groups: no shared attribute)
+                    spliced.source = f"{field.name}.{inner.source}" if inner.source else field.name
+                else:
+                    spliced.attribute = f"{field.name}.{inner.attribute or key}"
                 out[key] = spliced
             continue
         key = json_name.get(field.name, field.name)
@@ -188,25 +204,28 @@ def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
     return out
 
 
-def _grouped(out: dict[str, fields.Field], cls: type,
-             group: Mapping[str, tuple[str, str, Mapping[str, str]]]) -> dict[str, fields.Field]:
-    """`out` with each group's fields taken out and shown as one nested object, where its first field stood."""
-    for key, (description, component, members) in group.items():
+def _grouped(out: dict[str, fields.Field], cls: type, group: Mapping[str, tuple]) -> dict[str, fields.Field]:
+    """`out` with each group's fields taken out and shown as one nested object, where its first
+    field stood (null where the attribute a 4th element names is)."""
+    for key, (description, component, members, *when) in group.items():
         taken = {}
-        for json_name, attribute in members.items():
+        attributes = {json_name: said if isinstance(said, str) else said[0] for json_name, said in members.items()}
+        for json_name, attribute in attributes.items():
             source = next((k for k, f in out.items() if (f.attribute or k) == attribute), None)
             if source is None:
                 raise TypeError(f"{cls.__name__}: no field {attribute!r} to group under {key!r}")
             made = copy.copy(out[source])
             made.attribute = attribute
+            if not isinstance(members[json_name], str):  # (attribute, its description inside the group)
+                made.metadata = {**made.metadata, DESCRIPTION: members[json_name][1]}
             taken[json_name] = made
-        first = next(k for k, f in out.items() if (f.attribute or k) in members.values())
+        first = next(k for k, f in out.items() if (f.attribute or k) in attributes.values())
         inner = Schema.from_dict(taken, name=f"{component}Schema")
         inner.__doc__ = description
-        grouped = Grouped(inner, required=True, metadata={DESCRIPTION: description})
+        grouped = Grouped(inner, required=True, when=when[0] if when else None, metadata={DESCRIPTION: description})
         kept: dict[str, fields.Field] = {}
         for k, f in out.items():
-            if (f.attribute or k) not in members.values():
+            if (f.attribute or k) not in attributes.values():
                 kept[k] = f
             elif k == first:
                 kept[key] = grouped
@@ -222,7 +241,7 @@ def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, st
                   exclude: tuple[str, ...] = (), flatten: tuple[str, ...] = (),
                   units: Mapping[str, tuple[str, float, str]] | None = None,
                   declare: Mapping[str, fields.Field] | None = None,
-                  group: Mapping[str, tuple[str, str, Mapping[str, str]]] | None = None,
+                  group: Mapping[str, tuple] | None = None,
                   description: str | None = None) -> type[Schema]:
     """The response schema of the answer dataclass `cls`, its fields in the dataclass's order.
 
@@ -232,8 +251,9 @@ def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, st
     right after its source, with the unit's name (`{"total_gib": ("total_bytes", GIB, "GiB")}`);
     `declare` declares a field by hand where its type alone does not say it; `group` shows fields of
     the answer together as one nested object (`{"guide": (description, component, {json name:
-    attribute})}`), where the first of them stood. `name` is the
-    component's name (default: the class name), `description` the component's.
+    attribute, or (attribute, description)})}`), where the first of them stood, null where the
+    attribute a fourth element names is (`(..., "link")`: no link, no `link` object). `name` is
+    the component's name (default: the class name), `description` the component's.
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass")

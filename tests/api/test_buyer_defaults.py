@@ -33,9 +33,9 @@ def test_the_full_load_figures_come_from_the_plan_that_serves_most(client):
     body = estimate(client, "llama-3.1-8b", A100_8, engine="vllm", batch_size=1)
     speed = body["throughput"]
     assert body["parallelism"]["description"]["message"] == "tensor 8"
-    assert speed["capacity_parallelism"]["message"] != "tensor 8"
+    assert speed["full_load"]["plan"]["message"] != "tensor 8"
     alone = estimate(client, "llama-3.1-8b", {"card": "a100-80gb-sxm", "count": 1}, engine="vllm")
-    assert speed["max_total_tokens_per_s"] > 7 * alone["throughput"]["max_total_tokens_per_s"]
+    assert speed["full_load"]["total_tokens_per_s"] > 7 * alone["throughput"]["full_load"]["total_tokens_per_s"]
 
 
 def test_a_large_batch_gets_copies_that_share_it(client):

@@ -14,6 +14,9 @@ GENERIC = {"low", "typical", "high", "note", "code", "message", "params", "id", 
 SERIES = {"decode_curve", "alternatives", "assumptions", "warnings", "components", "curve", "options"}
 # A message's params are the values its sentence was made from: they restate figures by design.
 MADE_FROM = {"params"}
+# Parts that say which quantity their fields are: the bound of the full-load step is not the bound
+# of the asked batch's step, though both are called `bound` (`throughput.full_load.bound`).
+CONTEXTS = {"full_load", "guide", "link"}
 
 QUESTIONS = [
     {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}},
@@ -26,11 +29,14 @@ QUESTIONS = [
 ]
 
 
-def _leaves(value, path=(), meaning=None):
+def _leaves(value, path=(), meaning=None, context=""):
     if isinstance(value, dict):
         for key, item in value.items():
-            if key not in SERIES and key not in MADE_FROM:
-                yield from _leaves(item, (*path, key), f"{meaning}.{key}" if key in GENERIC else key)
+            if key in CONTEXTS:
+                yield from _leaves(item, (*path, key), key, f"{context}{key}.")
+            elif key not in SERIES and key not in MADE_FROM:
+                yield from _leaves(item, (*path, key), f"{meaning}.{key}" if key in GENERIC else context + key,
+                                   context)
     elif not isinstance(value, list):
         yield meaning, ".".join(path), value
 
