@@ -1013,7 +1013,67 @@ ExcludedCardSchema = answer_schema(Excluded, "ExcludedCard")
 RankResponseSchema = answer_schema(RankResult, "RankResponse")
 CandidateSchema = answer_schema(Candidate)
 PriceSchema = answer_schema(Price)
-CompareOptionSchema = answer_schema(CompareOption)
+# What an option reaches and costs, in parts that are there or null as a whole: serving figures
+# (null for training or a miss), its machines' energy (null when no count does the work), its
+# purchase (null without a card price) and its rent (null without a rental price).
+CompareOptionSchema = answer_schema(
+    CompareOption, exclude=("operating_cost_per_year",),  # electricity alone: energy.electricity_cost_per_year
+    group={
+        "serving": ("Serving: what each user and all of them get; null for training or when the option misses the "
+                    "target.", "OptionServing",
+                    {"tokens_per_s_per_user": ("tokens_per_s_per_user", "Decode speed each user gets, in tokens/s."),
+                     "total_tokens_per_s": ("total_tokens_per_s", "Output tokens/s for all the target's users "
+                                            "together (tokens_per_s_per_user x concurrent_users), not the cards' "
+                                            "full capacity."),
+                     "time_to_first_token_s": ("time_to_first_token_s", "Time to first token at the batch each copy "
+                                               "runs, in s.")},
+                    "tokens_per_s_per_user"),
+        "energy": ("What the option's machines draw and their electricity; null when no count does the work.",
+                   "OptionEnergy",
+                   {"power_w": ("power_w", "Typical draw of all the option's machines together in W, the cards "
+                                "with their hosts."),
+                    "power_w_per_machine": ("power_w_per_machine", "Typical draw of the fullest machine in W; "
+                                            "equals power_w on one machine."),
+                    "power_basis": ("power_basis", "Where power_w comes from; always machine here (cards with the "
+                                    "host they need)."),
+                    "electricity_cost_per_year": ("electricity_cost_per_year", "Electricity for power_w over one "
+                                                  "year (hours per day, utilization and PUE applied), in the "
+                                                  "answer's currency: the option's whole operating cost (staff, "
+                                                  "racks and cooling sit in the installation overhead).")},
+                   "power_w"),
+        "purchase": ("Buying the option's cards; null when no card price is known.", "OptionPurchase",
+                     {"price": ("price", "Purchase price of one card (the request's, else the operator's "
+                                "catalog)."),
+                      "cards_cost": ("cards_cost", "cards x the card's price, before installation overhead; null "
+                                     "when no count does the work."),
+                      "capital_cost": ("capital_cost", "cards_cost plus the installation overhead (default "
+                                       "50-100 %, typical 75 %) as low, typical and high; null with cards_cost."),
+                      "cost_of_ownership": ("cost_of_ownership", "capital_cost plus years x "
+                                            "energy.electricity_cost_per_year, as low, typical and high; null with "
+                                            "cards_cost."),
+                      "cost_per_million_tokens": ("cost_per_million_tokens", "Serving: typical yearly ownership "
+                                                  "cost per million output tokens at serving.total_tokens_per_s, "
+                                                  "hours per day and utilization; null for training or a miss."),
+                      "cost_per_run": ("cost_per_run", "Training: the share of the typical yearly ownership cost "
+                                       "that one run of time_s takes; null for serving or when time_s is null.")},
+                     "price"),
+        "rent": ("Renting the same cards instead; null when no rental price is known.", "OptionRent",
+                 {"price": ("rent", "Rental price of one card for one hour (the request's, else the operator's "
+                            "catalog)."),
+                  "cost": ("rent_cost", "Renting the option's cards: for training, for the run's hours; for "
+                           "serving, at the hours per day over the years; null when no count does the work."),
+                  "break_even_months": ("break_even_months", "Months after which buying (capital, then "
+                                        "electricity) costs less than renting the same cards; null without a "
+                                        "purchase price, or when renting never costs more."),
+                  "cheaper_below_utilization": ("rent_cheaper_below_utilization", "Share (0-1) of the hours below "
+                                                "which renting only those hours costs less than owning over the "
+                                                "years; 1 when renting is always cheaper. Null without a purchase "
+                                                "price.")},
+                 "rent")})
+OptionServingSchema = _GROUPS["OptionServing"]
+OptionEnergySchema = _GROUPS["OptionEnergy"]
+OptionPurchaseSchema = _GROUPS["OptionPurchase"]
+OptionRentSchema = _GROUPS["OptionRent"]
 CompareResponseSchema = answer_schema(CompareResult, "CompareResponse", exclude=("workload",))
 
 

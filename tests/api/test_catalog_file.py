@@ -109,8 +109,8 @@ def test_an_operators_rent_reaches_the_card_and_the_comparison_with_its_date(tmp
     answer = client.post("/v1/compare", json={"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 8}],
                                            "target": {"concurrent_users": 10}, "energy": {"currency": "USD"}})
     option = answer.get_json()["options"][0]
-    assert option["rent"] == rent and option["price"]["source"] == "contract"
-    assert option["rent_cost"] == pytest.approx(8 * 2.1 * 24 * 365 * 3) and option["break_even_months"] > 0
+    assert option["rent"]["price"] == rent and option["purchase"]["price"]["source"] == "contract"
+    assert option["rent"]["cost"] == pytest.approx(8 * 2.1 * 24 * 365 * 3) and option["rent"]["break_even_months"] > 0
 
 
 def test_a_missing_file_stops_the_service(tmp_path):

@@ -35,21 +35,28 @@ REQUESTS = {
 }
 
 
+def at(option: dict, *path: str):
+    """A figure of an option, None where a part it stands in is absent (no purchase price, no rent,
+    a training job's serving figures)."""
+    for key in path:
+        option = None if option is None else option[key]
+    return option
+
+
 @pytest.fixture(params=sorted(REQUESTS))
 def answer(request, client):
     return post(client, "/v1/compare", REQUESTS[request.param])
 
 
 def test_cost_of_ownership_is_capital_plus_years_of_operating(answer):
-    priced = [o for o in answer["options"] if o["capital_cost"] is not None]
+    priced = [o for o in answer["options"] if at(o, "purchase", "capital_cost") is not None]
     assert priced
     for o in priced:
         for end in ("low", "typical", "high"):
-            expected = o["capital_cost"][end] + answer["years"] * o["operating_cost_per_year"]
-            assert o["cost_of_ownership"][end] == pytest.approx(expected, rel=1e-9), o["label"]
-        assert o["capital_cost"]["low"] <= o["capital_cost"]["typical"] <= o["capital_cost"]["high"]
-        assert o["cards_cost"] == pytest.approx(o["cards"] * o["price"]["amount"])
-        assert o["operating_cost_per_year"] == o["electricity_cost_per_year"]
+            expected = at(o, "purchase", "capital_cost")[end] + answer["years"] * at(o, "energy", "electricity_cost_per_year")
+            assert at(o, "purchase", "cost_of_ownership")[end] == pytest.approx(expected, rel=1e-9), o["label"]
+        assert at(o, "purchase", "capital_cost")["low"] <= at(o, "purchase", "capital_cost")["typical"] <= at(o, "purchase", "capital_cost")["high"]
+        assert at(o, "purchase", "cards_cost") == pytest.approx(o["cards"] * at(o, "purchase", "price")["amount"])
 
 
 def _hours(answer) -> float:
@@ -58,22 +65,22 @@ def _hours(answer) -> float:
 
 
 def test_the_break_even_month_is_where_cumulative_rent_crosses_ownership(answer):
-    rented = [o for o in answer["options"] if o["break_even_months"] is not None]
+    rented = [o for o in answer["options"] if at(o, "rent", "break_even_months") is not None]
     assert rented
     hours = _hours(answer)
     for o in rented:
-        rent_a_month = o["cards"] * o["rent"]["amount"] * hours * DAYS_PER_YEAR / 12
+        rent_a_month = o["cards"] * at(o, "rent", "price", "amount") * hours * DAYS_PER_YEAR / 12
         def own(month, o=o):
-            return o["capital_cost"]["typical"] + o["operating_cost_per_year"] * month / 12
-        m = o["break_even_months"]
+            return at(o, "purchase", "capital_cost")["typical"] + at(o, "energy", "electricity_cost_per_year") * month / 12
+        m = at(o, "rent", "break_even_months")
         assert own(m) == pytest.approx(rent_a_month * m, rel=1e-9)
         assert rent_a_month * (m * 0.9) < own(m * 0.9) and rent_a_month * (m * 1.1) > own(m * 1.1)
-        share = o["rent_cheaper_below_utilization"]
+        share = at(o, "rent", "cheaper_below_utilization")
         assert 0 < share <= 1
         if share < 1:  # renting that share of the hours costs the same as owning over the years
             years = answer["years"]
             assert rent_a_month * 12 * years * share == pytest.approx(
-                o["capital_cost"]["typical"] + o["operating_cost_per_year"] * years * share, rel=1e-9)
+                at(o, "purchase", "capital_cost")["typical"] + at(o, "energy", "electricity_cost_per_year") * years * share, rel=1e-9)
 
 
 @pytest.mark.parametrize("rank_by", ["cost_of_ownership", "cost_per_token", "power", "cards"])
@@ -88,8 +95,8 @@ def test_an_option_that_misses_the_target_never_ranks_above_one_that_meets_it(cl
 
 
 def test_the_ranking_follows_the_callers_choice(client):
-    for rank_by, key in (("power", lambda o: o["power_w"]), ("cards", lambda o: o["cards"]),
-                         ("cost_of_ownership", lambda o: o["cost_of_ownership"]["typical"])):
+    for rank_by, key in (("power", lambda o: at(o, "energy", "power_w")), ("cards", lambda o: o["cards"]),
+                         ("cost_of_ownership", lambda o: at(o, "purchase", "cost_of_ownership")["typical"])):
         answer = post(client, "/v1/compare", {**SERVING, "rank_by": rank_by})
         met = [key(o) for o in answer["options"] if o["meets_target"]]
         assert met == sorted(met), rank_by
@@ -98,10 +105,10 @@ def test_the_ranking_follows_the_callers_choice(client):
 def test_options_marked_unbeaten_are_beaten_by_none_on_cost_and_speed(answer):
     training = answer["target"] is None
     def cost(o):
-        return o["cost_per_run"] if training else o["cost_of_ownership"]["typical"]
+        return at(o, "purchase", "cost_per_run") if training else at(o, "purchase", "cost_of_ownership")["typical"]
     def speed(o):
-        return -o["time_s"] if training else o["tokens_per_s_per_user"]
-    met = [o for o in answer["options"] if o["meets_target"] and o["cost_of_ownership"] is not None]
+        return -o["time_s"] if training else at(o, "serving", "tokens_per_s_per_user")
+    met = [o for o in answer["options"] if o["meets_target"] and at(o, "purchase", "cost_of_ownership") is not None]
     for o in met:
         beaten = any(cost(x) <= cost(o) and speed(x) >= speed(o) and (cost(x) < cost(o) or speed(x) > speed(o))
                      for x in met if x is not o)
@@ -114,11 +121,11 @@ def test_the_readme_example_answers_each_option(client):
     by = {o["label"]: o for o in answer["options"]}
     h100, h20, l20, d = by["4 x h100-sxm"], by["8 x h20"], by["8 x l20"], by["16 x rtx-4090-d"]
     assert h100["meets_target"] and h20["meets_target"]
-    assert h100["tokens_per_s_per_user"] >= 20 and h20["tokens_per_s_per_user"] >= 20
+    assert at(h100, "serving", "tokens_per_s_per_user") >= 20 and at(h20, "serving", "tokens_per_s_per_user") >= 20
     assert not l20["meets_target"] and l20["cards_needed"] > 8 and "8 given" in l20["reason"]["message"]
     assert not d["meets_target"] and "20 tokens/s per user asked" in d["reason"]["message"]
-    assert h100["rent_cost"] == pytest.approx(4 * 15 * 24 * DAYS_PER_YEAR * 3)
-    assert h100["power_basis"] == "machine" and h100["machines"] == 1
+    assert at(h100, "rent", "cost") == pytest.approx(4 * 15 * 24 * DAYS_PER_YEAR * 3)
+    assert at(h100, "energy", "power_basis") == "machine" and h100["machines"] == 1
     assert any("consumer card" in w for w in texts(d["warnings"])) and any("no ECC" in w for w in texts(d["warnings"]))
     assert any("rack power" in w for w in texts(h20["warnings"]))
     assert "options meet it" in answer["summary"] and answer["best"] in answer["summary"]
@@ -130,8 +137,8 @@ def test_the_readme_shows_the_worked_example_as_the_service_answers_it(client):
     answer = post(client, "/v1/compare", body)
     assert f'Summary: "{answer["summary"]}"' in readme
     for o in answer["options"]:
-        if o["cost_of_ownership"] is not None:
-            assert f"| {o['cost_of_ownership']['typical']:,.0f} |" in readme, o["label"]
+        if at(o, "purchase", "cost_of_ownership") is not None:
+            assert f"| {o['purchase']['cost_of_ownership']['typical']:,.0f} |" in readme, o["label"]
 
 
 def test_a_count_that_meets_the_target_is_used_whole_and_serves_faster(client):
@@ -139,33 +146,32 @@ def test_a_count_that_meets_the_target_is_used_whole_and_serves_faster(client):
     more = post(client, "/v1/compare", {**SERVING, "options": [{"card": "h20", "count": least["cards"] * 2}]})
     more = more["options"][0]
     assert more["meets_target"] and more["cards"] == least["cards"] * 2
-    assert more["tokens_per_s_per_user"] >= least["tokens_per_s_per_user"]
-    assert more["cost_of_ownership"]["typical"] > least["cost_of_ownership"]["typical"]
+    assert at(more, "serving", "tokens_per_s_per_user") >= at(least, "serving", "tokens_per_s_per_user")
+    assert at(more, "purchase", "cost_of_ownership")["typical"] > at(least, "purchase", "cost_of_ownership")["typical"]
 
 
 def test_without_a_price_the_answer_says_no_price_and_never_guesses(client):
     answer = post(client, "/v1/compare", {**SERVING, "prices": {}, "rent_per_card_hour": {}})
     for o in answer["options"]:
-        assert o["price"] is None and o["capital_cost"] is None and o["cost_of_ownership"] is None
-        assert o["rent_cost"] is None and o["break_even_months"] is None
+        assert o["purchase"] is None and o["rent"] is None  # absent parts are null whole, not runs of nulls
         if o["cards"] is not None:
             assert any(w.startswith(f"no price for {o['card']}") for w in texts(o["warnings"]))
-            assert o["operating_cost_per_year"] > 0  # electricity needs no card price
+            assert at(o, "energy", "electricity_cost_per_year") > 0  # electricity needs no card price
     assert "(no price)" in answer["summary"]
 
 
 def test_a_card_with_only_a_rent_is_priced_to_rent(client):
     answer = post(client, "/v1/compare", {**SERVING, "options": [{"card": "h100-sxm"}], "prices": {}})
     option = answer["options"][0]
-    assert option["cost_of_ownership"] is None and option["break_even_months"] is None
-    assert option["rent_cost"] == pytest.approx(option["cards"] * 15 * 24 * DAYS_PER_YEAR * 3)
+    assert at(option, "purchase", "cost_of_ownership") is None and at(option, "rent", "break_even_months") is None
+    assert at(option, "rent", "cost") == pytest.approx(option["cards"] * 15 * 24 * DAYS_PER_YEAR * 3)
 
 
 def test_prices_scale_capital_linearly(client):
     one = post(client, "/v1/compare", SERVING)["options"]
     doubled = post(client, "/v1/compare", {**SERVING, "prices": {k: 2 * v for k, v in SERVING["prices"].items()}})
     for a, b in zip(one, doubled["options"]):
-        assert b["capital_cost"]["typical"] == pytest.approx(2 * a["capital_cost"]["typical"])
+        assert at(b, "purchase", "capital_cost")["typical"] == pytest.approx(2 * at(a, "purchase", "capital_cost")["typical"])
 
 
 def test_filters_compare_every_card_they_match(client):
@@ -179,7 +185,7 @@ def test_a_training_option_without_a_count_meets_the_deadline_with_the_least_car
     answer = post(client, "/v1/compare", TRAINING)
     h100 = next(o for o in answer["options"] if o["card"] == "h100-sxm")
     assert h100["meets_target"] and h100["time_s"] <= 30 * 86_400
-    assert h100["cost_per_run"] > 0 and h100["rent_cost"] == pytest.approx(
+    assert at(h100, "purchase", "cost_per_run") > 0 and at(h100, "rent", "cost") == pytest.approx(
         h100["cards"] * 15 * h100["time_s"] / 3600)
     slow = next(o for o in answer["options"] if o["card"] == "rtx-4090")
     assert not slow["meets_target"] and "30-day deadline" in slow["reason"]["message"]
