@@ -37,7 +37,7 @@ COLUMNS = (
     ("max_total_tokens_per_s", ("throughput", "full_load", "total_tokens_per_s")),
     ("time_per_output_token_s", ("throughput", "full_load", "time_per_output_token_s")),
     ("time_to_first_token_s", ("throughput", "time_to_first_token_s")),
-    ("training_time_s", ("training", "time_s")),
+    ("training_time_s", ("training", "run", "time_s")),
     ("cards_for_target", ("capacity", "cards")),
     ("machines_for_target", ("capacity", "machines")),
     ("power_w", ("energy", "power_w")),

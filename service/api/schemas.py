@@ -977,7 +977,24 @@ TrainingSchema = answer_schema(
                      "the first-order step they add up to.", "TrainingGuide",
                      {"time_s": "time_s_guide_curve", "micro_batch_compute_s": "step_compute_s",
                       "gradient_bytes": "gradient_bytes", "interconnect_bytes_per_s": "interconnect_bytes_per_s",
-                      "gradient_sync_s": "gradient_sync_s", "first_order_step_s": "step_time_s"})})
+                      "gradient_sync_s": "gradient_sync_s", "first_order_step_s": "step_time_s"}),
+           "run": ("The run of workload.train_tokens: its FLOPs, its time and its optimizer steps; null when no "
+                   "train_tokens was given.", "TrainingRun",
+                   {"train_tokens": ("train_tokens", "Tokens to train on, as given in workload.train_tokens."),
+                    "compute_flops": ("compute_flops", "Model FLOPs of the run: 6 (4 for LoRA/QLoRA) x parameters "
+                                      "per token (active ones for MoE) x train_tokens."),
+                    "hardware_flops": ("hardware_flops", "FLOPs the cards actually execute: compute_flops scaled by "
+                                       "flops_per_param_token over the model's count (a third more with full "
+                                       "recomputation)."),
+                    "time_s_linear": ("time_s_linear", "Run time in s at perfect scaling: compute_flops / (cards x "
+                                      "peak_flops_per_s x mfu), no communication."),
+                    "time_s": ("time_s", "Wall time of the run in s by method: steps x step_s / 0.8 run goodput for "
+                               "the step model, else the guide's formula; null when no count holds the job."),
+                    "time_s_range": ("time_s_range", "time_s as low, typical and high; null with time_s."),
+                    "steps": ("steps", "Optimizer steps in the run: train_tokens / global_batch_tokens, fractional, "
+                              "at least 1; null when no count holds the job.")},
+                   "train_tokens")})
+TrainingRunSchema = _GROUPS["TrainingRun"]
 ThroughputGuideSchema = _GROUPS["ThroughputGuide"]
 LinkUseSchema = _GROUPS["LinkUse"]
 FullLoadSchema = _GROUPS["FullLoad"]

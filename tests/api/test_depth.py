@@ -226,10 +226,10 @@ def test_cards_by_deadline_meet_it_and_one_fewer_does_not(client):
     answer = scaling(deadline=30)
     needed = answer["cards_needed_for_deadline"]
     assert needed and needed >= answer["cards_needed_by_memory"]
-    assert answer["time_s"] / 86400 == approx(scaling(count=needed)["time_s"] / 86400)  # the same as asking with it
-    assert scaling(count=needed)["time_s"] / 86400 <= 30
+    assert answer["run"]["time_s"] / 86400 == approx(scaling(count=needed)["run"]["time_s"] / 86400)  # the same as asking with it
+    assert scaling(count=needed)["run"]["time_s"] / 86400 <= 30
     machine = answer["parallelism"]["cards_per_machine"]  # counts beyond a machine are whole machines
-    assert needed % machine == 0 and scaling(count=needed - machine)["time_s"] / 86400 > 30
+    assert needed % machine == 0 and scaling(count=needed - machine)["run"]["time_s"] / 86400 > 30
     by_curve = answer["cards_needed_for_deadline_guide_curve"]
     assert scaling(count=by_curve)["guide"]["time_s"] <= 30 * 86400
     assert scaling(count=by_curve - 1)["guide"]["time_s"] > 30 * 86400
@@ -248,7 +248,7 @@ def test_estimate_reports_ranges_not_false_points(client):
     assert speed["decode_tokens_per_s_range"]["typical"] == speed["decode_tokens_per_s_expected"]
     training = post(client, "/v1/estimate", {"model": {"params_billion": 7}, "hardware": {"card": "D-M", "count": 64},
                                           "workload": {"mode": "pretrain", "train_tokens": 1e12}})
-    time = training["training"]["time_s_range"]
+    time = training["training"]["run"]["time_s_range"]
     assert time["low"] < time["typical"] < time["high"] and time["note"]["code"] == "range_training"
     memory = training["memory"]["total_bytes_range"]
     assert memory["high"] - memory["typical"] == approx(4 * 7e9)  # 16 to 20 B/param

@@ -99,7 +99,7 @@ def test_a_count_that_is_not_a_multiple_of_a_copy_trains_on_the_copies_it_holds(
     four, five = on(4), on(5)
     assert four["fit"]["fits"] and five["fit"]["fits"]
     assert five["parallelism"]["idle_cards"] == 1
-    assert five["training"]["time_s"] == approx(four["training"]["time_s"])
+    assert five["training"]["run"]["time_s"] == approx(four["training"]["run"]["time_s"])
     assert any("idle" in w for w in texts(five["warnings"]))
 
 
@@ -107,7 +107,7 @@ def test_a_run_shorter_than_one_step_says_so(client):
     body = post(client, "/v1/scaling", {"model": "llama-3.1-8b", "workload": {
         "mode": "pretrain", "train_tokens": 1e10, "global_batch_tokens": 1e12},
         "hardware": {"card": H100, "count": 8}})
-    assert body["steps"] == 1 and body["time_s"] >= body["step_s"]  # a run takes whole steps
+    assert body["run"]["steps"] == 1 and body["run"]["time_s"] >= body["step_s"]  # a run takes whole steps
     assert any("less than one optimizer step" in w for w in texts(body["warnings"]))
 
 

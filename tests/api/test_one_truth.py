@@ -244,8 +244,8 @@ def test_lora_computes_less_than_a_full_fine_tune_and_syncs_only_adapters(client
                                          "workload": {"mode": mode, "train_tokens": 1e9, "recompute": recompute}})
     full, lora, lora_full = scaled("full_finetune"), scaled("lora"), scaled("lora", "full")
     assert lora["flops_per_param_token"] == 4 and lora_full["flops_per_param_token"] == 6
-    assert lora["compute_flops"] == approx(full["compute_flops"] * 4 / 6)
-    assert lora["time_s"] < full["time_s"] and lora_full["hardware_flops"] <= full["hardware_flops"]
+    assert lora["run"]["compute_flops"] == approx(full["run"]["compute_flops"] * 4 / 6)
+    assert lora["run"]["time_s"] < full["run"]["time_s"] and lora_full["run"]["hardware_flops"] <= full["run"]["hardware_flops"]
     def synced(mode):  # replicated state (ZeRO-0): the data-parallel traffic is the gradients alone
         return post(client, "/v1/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm", "count": 8},
                                          "workload": {"mode": mode, "train_tokens": 1e9, "zero_stage": 0}})
@@ -255,8 +255,8 @@ def test_lora_computes_less_than_a_full_fine_tune_and_syncs_only_adapters(client
 def test_a_run_shorter_than_one_step_takes_one_step(client):
     answer = post(client, "/v1/scaling", {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"},
                                        "workload": {"mode": "full_finetune", "train_tokens": 1e5}})
-    assert answer["steps"] == 1 and answer["time_s"] >= answer["step_s"]
-    assert answer["time_s_range"]["low"] >= answer["step_s"]
+    assert answer["run"]["steps"] == 1 and answer["run"]["time_s"] >= answer["step_s"]
+    assert answer["run"]["time_s_range"]["low"] >= answer["step_s"]
 
 
 def test_a_deadline_answer_shows_the_deadlines_cards_and_time(client):
@@ -264,7 +264,7 @@ def test_a_deadline_answer_shows_the_deadlines_cards_and_time(client):
                                        "workload": {"mode": "pretrain", "train_tokens": 1e12},
                                        "deadline_days": 30})
     assert answer["parallelism"]["cards"] == answer["cards_needed_for_deadline"] > answer["cards_needed_by_memory"]
-    assert answer["time_s"] <= 30 * 86400
+    assert answer["run"]["time_s"] <= 30 * 86400
 
 
 def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client):
@@ -273,7 +273,7 @@ def test_a_batch_that_fits_no_count_quotes_no_time_and_says_what_fixes_it(client
                          "context_tokens": 4096, "recompute": "selective"}}
     # Both settings given: no recipe may change them (left open, full recomputation fits on 4)
     answer = post(client, "/v1/estimate", body)
-    assert answer["fit"]["cards_needed"] is None and answer["training"]["time_s"] is None
+    assert answer["fit"]["cards_needed"] is None and answer["training"]["run"]["time_s"] is None
     fix = next(w for w in texts(answer["warnings"]) if "no time is quoted" in w)
     assert "micro-batch" in fix and "recomputation" in fix and "tensor parallelism" in fix
     assert "days" not in answer["summary"]
@@ -379,7 +379,7 @@ def test_training_that_fits_nowhere_warns_of_nothing_but_the_fix(client):
     body = {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 8},
             "workload": {"mode": "full_finetune", "train_tokens": 1e9, "context_tokens": 131_072}}
     answer = post(client, "/v1/scaling", {**body, "deadline_days": 10})
-    assert answer["time_s"] is None and not any("ECC" in w for w in texts(answer["warnings"]))
+    assert answer["run"]["time_s"] is None and not any("ECC" in w for w in texts(answer["warnings"]))
     assert any("none meets the 10-day deadline" in w for w in texts(answer["warnings"]))
 
 

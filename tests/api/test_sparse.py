@@ -13,26 +13,28 @@ QUESTIONS = [
 
 
 def _project(answer: dict, paths: list[str]) -> dict:
-    out: dict = {}
+    """The parts of `answer` that `paths` name (dotted, at any depth), in the answer's order."""
+    kept: dict = {}
+    below: dict[str, list[str]] = {}
     for path in paths:
         head, _, rest = path.partition(".")
-        if not rest:
-            out[head] = answer[head]
-        elif isinstance(answer[head], list):
-            kept = out.setdefault(head, [{} for _ in answer[head]])
-            for item, whole in zip(kept, answer[head]):
-                item[rest] = whole[rest]
-        elif answer[head] is not None:
-            out.setdefault(head, {})[rest] = answer[head][rest]
+        if rest:
+            below.setdefault(head, []).append(rest)
         else:
-            out[head] = None
-    return out
+            kept[head] = answer[head]
+    for head, rests in below.items():
+        value = answer[head]
+        if isinstance(value, list):
+            kept[head] = [_project(item, rests) for item in value]
+        else:
+            kept[head] = None if value is None else _project(value, rests)
+    return {key: kept[key] for key in answer if key in kept}
 
 
 @pytest.mark.parametrize("body", QUESTIONS)
 @pytest.mark.parametrize("paths", [
     ["summary", "fit.fits", "fit.cards_needed"],
-    ["throughput.decode_tokens_per_s_expected", "training.time_s", "parallelism.tensor", "lang"],
+    ["throughput.decode_tokens_per_s_expected", "training.run.time_s", "parallelism.tensor", "lang"],
     ["alternatives.option", "alternatives.cards_needed", "warnings"],
 ])
 def test_a_sparse_answer_is_the_whole_answers_parts(client, body, paths):

@@ -44,13 +44,13 @@ def test_given_settings_are_kept(client):
 @pytest.mark.parametrize("precision", ["bf16", "fp8"])
 def test_bf16_and_fp8_pretraining_are_answered(client, precision):
     body = _estimate(client, "llama-3.1-70b", "h100-sxm", 1024, train_tokens=1e12, precision=precision)
-    assert body["fit"]["fits"] and body["training"]["time_s"] > 0
+    assert body["fit"]["fits"] and body["training"]["run"]["time_s"] > 0
 
 
 def test_fp8_runs_faster_than_bf16_but_not_twice(client):
     bf16, fp8 = (_estimate(client, "llama-3.1-70b", "h100-sxm", 1024, train_tokens=1e12, precision=p)
                  for p in ("bf16", "fp8"))
-    assert 1.1 < bf16["training"]["time_s"] / fp8["training"]["time_s"] < 2
+    assert 1.1 < bf16["training"]["run"]["time_s"] / fp8["training"]["run"]["time_s"] < 2
 
 
 def test_fp8_on_a_card_without_fp8_is_refused(client):
@@ -61,6 +61,6 @@ def test_fp8_on_a_card_without_fp8_is_refused(client):
 
 
 def test_more_cards_never_slower(client):
-    times = [_estimate(client, "llama-3.1-8b", "h100-sxm", n, train_tokens=1e12)["training"]["time_s"]
+    times = [_estimate(client, "llama-3.1-8b", "h100-sxm", n, train_tokens=1e12)["training"]["run"]["time_s"]
              for n in (8, 16, 32, 64)]
     assert times == sorted(times, reverse=True)

@@ -54,8 +54,8 @@ def test_training_compute_and_time_on_64_cards(client):
         "workload": {"mode": "pretrain", "train_tokens": 1e12, "mfu": 0.4},
         "hardware": {"card": "D-M", "count": 64},  # 400 TFLOP/s dense
     })
-    assert body["compute_flops"] == approx(4.2e22)
-    assert body["time_s_linear"] == approx(4.1e6, rel=0.01)
+    assert body["run"]["compute_flops"] == approx(4.2e22)
+    assert body["run"]["time_s_linear"] == approx(4.1e6, rel=0.01)
     one_card = next(p for p in body["curve"] if p["cards"] == 1)
     assert one_card["time_s"] == approx(2.6e8, rel=0.01)  # 8.3 years
 
@@ -69,7 +69,7 @@ def test_guide_time_at_80_percent_scaling(client, count, days, tolerance):
         "workload": {"mode": "pretrain", "train_tokens": 1e12, "scaling_efficiency": 0.8},
         "hardware": {"card": "D-M", "count": count},
     })
-    assert body["time_s"] / 86400 == approx(days, abs=tolerance)
+    assert body["run"]["time_s"] / 86400 == approx(days, abs=tolerance)
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ def test_every_operation_answers(client):
     assert client.memory(model={"params_billion": 7})["weights_bytes"] == 14_000_000_000
     assert client.throughput(model="llama-3.1-8b", hardware={"card": "D-M"})["bound"] == "memory"
     assert client.scaling(model={"params_billion": 7}, workload={"train_tokens": 1e12},
-                          hardware={"card": "D-M", "count": 64})["compute_flops"] == 4.2e22
+                          hardware={"card": "D-M", "count": 64})["run"]["compute_flops"] == 4.2e22
     assert client.cost(power_w=10_000)["electricity_cost_per_day"] == 168
     capacity = client.capacity(model="llama-3.1-8b", target={"concurrent_users": 50}, cards=["D-M", "C90"])
     assert [o["card"]["id"] for o in capacity["options"]] == ["D-M", "C90"] and capacity["best"]
