@@ -105,20 +105,18 @@ def _prose(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
-def _plugin() -> MarshmallowPlugin:
+def _apispec() -> tuple[APISpec, MarshmallowPlugin]:
+    """apispec with its marshmallow plugin, taught the fields it does not know (ours)."""
     plugin = MarshmallowPlugin(schema_name_resolver=component_name)
-    APISpec("sizing", "0", "3.1.0", plugins=[plugin])  # initialises the plugin's converter
+    spec = APISpec("sizing", "0", "3.1.0", plugins=[plugin])  # also initialises the plugin's converter
     for function in (_one_of, _exclusive_bounds, _property_names):
         plugin.converter.add_attribute_function(function)
-    return plugin
+    return spec, plugin
 
 
 def components() -> dict[str, dict]:
     """The components apispec derives from the schemas; a schema's own docstring describes it."""
-    plugin = MarshmallowPlugin(schema_name_resolver=component_name)
-    spec = APISpec("sizing", "0", "3.1.0", plugins=[plugin])
-    for function in (_one_of, _exclusive_bounds, _property_names):
-        plugin.converter.add_attribute_function(function)
+    spec, _ = _apispec()
     classes = schema_classes()
     for name, cls in classes.items():
         if name not in spec.components.schemas:  # a nested schema is registered by its first user
@@ -170,7 +168,7 @@ def paths() -> dict:
     from ..app import UNVERSIONED, create_app  # the app is built only to read its routes
 
     app = create_app({"TESTING": True})
-    plugin = _plugin()
+    _, plugin = _apispec()
     out: dict = {}
     for rule in app.url_map.iter_rules():
         view = app.view_functions[rule.endpoint]
