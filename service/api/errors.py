@@ -11,7 +11,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from ..security import request_id
-from ..sizing import Message, SizingError, Verbatim, as_json, to_zh, translations
+from ..sizing import Message, SizingError, Verbatim, as_json, said_in
 from . import problem_messages as P
 from .lang import problem_lang
 
@@ -50,15 +50,11 @@ def _coded(text: Message | str) -> Message:
 
 
 def _say(text: Message | str, lang: str) -> str:
-    said = _coded(text)
-    return said.say(translations("zh"), to_zh) if lang == "zh" else str(said)
+    return str(said_in(lang, _coded(text)))
 
 
 def _error(field: str, message: Message | str, lang: str) -> dict:
-    said = _coded(message)
-    if lang == "zh":
-        said = said.said(translations("zh"), to_zh)
-    return {"field": field, **as_json(said)}
+    return {"field": field, **as_json(said_in(lang, _coded(message)))}
 
 
 def flatten_messages(messages, prefix: str = "") -> list[dict]:
