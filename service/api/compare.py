@@ -13,7 +13,7 @@ from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
 from .dump import dumper
 from .jsonio import json_body
-from .lang import preferred_lang
+from .lang import asked_lang
 from .operations import operation
 from .report import HTML_MIME, report_page
 
@@ -82,7 +82,7 @@ def compare():
     energy = args["energy"]
     result = domain.compare(args["model"], args["workload"], offers, energy, args.get("target"),
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
-                            args.get("rank_by"), args.get("lang") or preferred_lang())
+                            args.get("rank_by"), asked_lang(args.get("lang")))
     count_estimate("compare", "none")
     answer = _compare_out(result)
     if kind == "text/csv":

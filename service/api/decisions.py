@@ -22,7 +22,7 @@ from . import schemas as s
 from .catalogs import caller_prices, current_catalogs
 from .dump import dumper
 from .jsonio import json_body, query_args
-from .lang import preferred_lang
+from .lang import answer_lang
 from .operations import operation
 
 bp = Blueprint("decisions", __name__)
@@ -58,7 +58,7 @@ def rank():
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
                         args.get("count"))
     count_estimate("rank", line)
-    return _rank_out(said_in(args.get("lang") or preferred_lang() or "en", result))
+    return _rank_out(said_in(answer_lang(args), result))
 
 
 def _single_line(cards) -> str:
@@ -98,7 +98,7 @@ def recommend():
     result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"),
                            assumed)
     count_estimate("recommend", result.line)
-    return _recommend_out(_answer(result, scenario, args.get("lang") or preferred_lang() or "en"))
+    return _recommend_out(_answer(result, scenario, answer_lang(args)))
 
 
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
@@ -144,7 +144,7 @@ def normalize():
     and gives the dense figure for each precision (FP8/INT8 = 2x BF16, FP4 = 4x, TF32 = 0.5x),
     naming each rule applied."""
     args = _normalize_in.load(json_body(request))
-    return _normalize_out(said_in(args.get("lang") or preferred_lang() or "en",
+    return _normalize_out(said_in(answer_lang(args),
                                   normalise_figure(args["value"], args["precision"], args["sparse"],
                                                    args.get("accumulate"))))
 
@@ -162,7 +162,7 @@ def troubleshoot():
     (cause, quick check, fix), ranked, with the five-step diagnosis order and power-cap advice
     for long-running consumer cards."""
     args = _trouble_in.load(query_args(request))
-    lang = args.get("lang") or preferred_lang() or "en"
+    lang = answer_lang(args)
     result = diagnose(args["q"], lang, args.get("line"), args.get("limit", s.TROUBLESHOOT_LIMIT))
     return _trouble_out({
         "query": result.query, "lang": lang,

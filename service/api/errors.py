@@ -11,7 +11,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
 from ..security import request_id
-from ..sizing import Message, SizingError, Verbatim, as_json, said_in
+from ..sizing import Message, SizingError, Verbatim, as_json, defaults, said_in
 from . import problem_messages as P
 from .lang import problem_lang
 
@@ -20,10 +20,11 @@ log = logging.getLogger(__name__)
 
 
 def problem_body(status: int, detail: Message | str, errors: list[dict] | None = None,
-                 title: str | None = None) -> dict:
-    """RFC 9457 problem details for this request, said in its language: the status's title, the
-    detail, and each error as {field, code, message, params}."""
-    lang = problem_lang()
+                 title: str | None = None, lang: str | None = None) -> dict:
+    """RFC 9457 problem details for this request, said in its language (`lang` where a part of
+    it names its own, a batch item): the status's title, the detail, and each error as {field,
+    code, message, params}."""
+    lang = lang if lang in defaults.LANGS else problem_lang()
     coded_title = P.TITLES.get(status)
     return {
         "type": "about:blank",
@@ -77,7 +78,7 @@ def flatten_messages(messages, prefix: str = "") -> list[dict]:
 MAX_PROBLEM_ERRORS = 20
 
 
-def validation_problem(exc: ValidationError, detail: str | None = None) -> dict:
+def validation_problem(exc: ValidationError, detail: Message | None = None, lang: str | None = None) -> dict:
     """The 422 body for invalid input: the bad fields (the first MAX_PROBLEM_ERRORS, and how
     many more), named in the detail unless one is given."""
     errors = flatten_messages(exc.messages)
@@ -88,12 +89,12 @@ def validation_problem(exc: ValidationError, detail: str | None = None) -> dict:
     if detail is None:
         named = tuple(sorted({e["field"] for e in errors[:MAX_PROBLEM_ERRORS]}))
         detail = P.INVALID_FIELDS_MORE(fields=named, more=more) if more > 0 else P.INVALID_FIELDS(fields=named)
-    return problem_body(422, detail, errors)
+    return problem_body(422, detail, errors, lang=lang)
 
 
-def sizing_problem(exc: SizingError) -> dict:
+def sizing_problem(exc: SizingError, lang: str | None = None) -> dict:
     """The 422 body for input the domain refused (an unknown card, a count out of range...)."""
-    return problem_body(422, exc.message, [{"field": exc.field or "body", "message": exc.message}])
+    return problem_body(422, exc.message, [{"field": exc.field or "body", "message": exc.message}], lang=lang)
 
 
 def _respond(body: dict) -> Response:

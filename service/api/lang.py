@@ -12,11 +12,20 @@ def preferred_lang() -> str | None:
     return request.accept_languages.best_match(defaults.LANGS)
 
 
+def asked_lang(given: str | None) -> str | None:
+    """The language a request asks for: its `lang` (body, or query for a GET), else
+    Accept-Language; None when it names neither (the default applies)."""
+    return given or preferred_lang()
+
+
 def problem_lang() -> str:
     """The language of an error answer, which the request's schema may not have read: the body's
-    `lang` where the body was JSON and named one (kept by json_body), else the query's `lang`,
-    else Accept-Language, else English."""
-    for asked in (g.get("asked_lang"), request.args.get("lang")):
-        if asked in defaults.LANGS:
-            return asked
-    return preferred_lang() or "en"
+    `lang` (kept by json_body), else the query's (a route that does not exist, a GET), else
+    Accept-Language, else English."""
+    given = next((lang for lang in (g.get("asked_lang"), request.args.get("lang")) if lang in defaults.LANGS), None)
+    return asked_lang(given) or "en"
+
+
+def answer_lang(args: dict) -> str:
+    """The language an answer is said in: its request's `lang`, else Accept-Language, else en."""
+    return asked_lang(args.get("lang")) or "en"

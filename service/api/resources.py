@@ -19,7 +19,7 @@ from .csvout import rows_csv, wants_csv
 from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
 from .jsonio import json_body, query_args
-from .lang import preferred_lang
+from .lang import answer_lang, asked_lang
 from .operations import FIELDS_PARAMETER, operation
 
 bp = Blueprint("sizing", __name__)
@@ -51,7 +51,7 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
     alternatives = args.get("alternatives", True) and (paths is None or "alternatives" in {
         p.partition(".")[0] for p in paths})
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
-                             args.get("lang") or preferred_lang(), _price(args, args["hardware"]),
+                             asked_lang(args.get("lang")), _price(args, args["hardware"]),
                              args.get("overhead_fraction"), alternatives, args.get("target"))
     count_estimate("estimate", result.card.line)
     dump = _estimate_out if paths is None else sparse_dumper(s.EstimateResponseSchema, paths)
@@ -155,7 +155,8 @@ def estimate_batch():
         charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
                P.COST_OF_BATCH(items=len(items)))
     args = _batch_in.load(body)
-    answers = [_item(i, lambda raw=raw: _estimate_in.load(raw)) for i, raw in enumerate(args["items"])]
+    answers = [_item(i, lambda raw=raw: _estimate_in.load(raw), raw.get("lang") if isinstance(raw, dict) else None)
+               for i, raw in enumerate(args["items"])]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
 
 
@@ -178,12 +179,12 @@ def estimate_sweep():
     charge(len(cards) * model_weight(args["model"]), P.COST_OF_SWEEP(cards=len(cards)))
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
-    answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)})
+    answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)}, args.get("lang"))
                for i, card in enumerate(cards)]
     return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
 
 
-def _item(index: int, load) -> dict:
+def _item(index: int, load, lang: str | None) -> dict:
     """One estimate of a batch or sweep, from `load()`'s arguments; its own error is its own
     problem, not the batch's. Each item first lets the worker's other threads run: a light
     request then waits for at most one item (about 1 ms), not for the interpreter's 5 ms
@@ -197,14 +198,9 @@ def _item(index: int, load) -> dict:
         args["alternatives"] = False
         return {"index": index, "ok": True, "estimate": _estimate(args)[1]}
     except ValidationError as exc:
-        return {"index": index, "ok": False, "problem": validation_problem(exc, P.INVALID_INPUT())}
+        return {"index": index, "ok": False, "problem": validation_problem(exc, P.INVALID_INPUT(), lang)}
     except SizingError as exc:
-        return {"index": index, "ok": False, "problem": sizing_problem(exc)}
-
-
-def _lang(args: dict) -> str:
-    """The language asked: the request's lang, else Accept-Language, else English."""
-    return args.get("lang") or preferred_lang() or "en"
+        return {"index": index, "ok": False, "problem": sizing_problem(exc, lang)}
 
 
 @bp.post("/memory")
@@ -223,7 +219,7 @@ def memory():
     args = _memory_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
-    result = said_in(_lang(args), domain.memory(args["model"], args["workload"], hardware))
+    result = said_in(answer_lang(args), domain.memory(args["model"], args["workload"], hardware))
     count_estimate("memory", hardware.card.line if hardware else "none")
     return _memory_out(result)
 
@@ -243,7 +239,7 @@ def throughput():
     tokens/s at full load."""
     args = _throughput_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT())
-    result = said_in(_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
+    result = said_in(answer_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
     count_estimate("throughput", result.card.line)
     return _throughput_out(result)
 
@@ -266,7 +262,7 @@ def scaling():
     for a deadline."""
     args = _scaling_in.load(json_body(request))
     charge(model_weight(args["model"]), P.COST_OF_SCALING())
-    result = said_in(_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
+    result = said_in(answer_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
                                                  args.get("deadline_days")))
     count_estimate("scaling", result.card.line)
     return _scaling_out(result)
@@ -299,7 +295,7 @@ def capacity():
     charge(2 * len(cards) * model_weight(args["model"]), P.COST_OF_CAPACITY(cards=len(cards)))
     result = domain.capacity(args["model"], args["workload"], cards, args["target"],
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
-                             args.get("lang") or preferred_lang())
+                             asked_lang(args.get("lang")))
     count_estimate("capacity", "none")
     return _capacity_out(result)
 
@@ -319,7 +315,7 @@ def cost():
     and cost per day, per year, over the years and for the fleet."""
     args = _cost_in.load(json_body(request))
     hardware = args.get("hardware")
-    result = said_in(_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),
+    result = said_in(answer_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),
                                               args.get("overhead_fraction")))
     count_estimate("cost", hardware.card.line if hardware else "none")
     return _cost_out(result)

@@ -192,14 +192,14 @@ ERRORS = [
                               "hardware": {"card": "h100-sxm"}}),
     ("post", "/v1/estimate", {"lang": "zh", "model": "x" * 300, "hardware": {"card": "h100-sxm"}}),
     ("post", "/v1/estimate", {"lang": "zh", "model": "llama-2-7b", "hardware": {"card": {"memory_gib": "many"}}}),
-    ("post", "/v1/estimate?lang=zh", [1, 2]),  # no body lang to read: the query says it
     ("post", "/v1/compare", {"lang": "zh", "model": "llama-2-7b", "options": [], "target": {"concurrent_users": 1}}),
     ("post", "/v1/compare", {"lang": "zh", "model": "llama-2-7b", "options": [{"card": "h20"}]}),
     ("post", "/v1/cost", {"lang": "zh"}),
     ("post", "/v1/recommend", {"lang": "zh"}),
     ("post", "/v1/rank", {"lang": "zh", "cards": ["h20"], "filters": {"line": "datacenter"}}),
-    ("post", "/v1/estimate/batch", {"lang": "zh", "items": [{"model": "llama-2-7b"}, {"model": "nope",
-                                                                                        "hardware": {"card": "h20"}}]}),
+    ("post", "/v1/estimate/batch", {"lang": "zh", "items": [{"model": "llama-2-7b"}]}),  # lang is the items'
+    ("post", "/v1/estimate/batch", {"items": [{"lang": "zh", "model": "llama-2-7b"},
+                                              {"lang": "zh", "model": "nope", "hardware": {"card": "h20"}}]}),
     ("get", "/v1/estimate?lang=zh&model=llama-2-7b&card=h100-sxm&fields=nothing.here", None),
     ("get", "/v1/estimate?lang=zh&model=llama-2-7b&card=h100-sxm&card=h20", None),
     ("get", "/v1/cards/no-such-card?lang=zh", None),
@@ -217,7 +217,7 @@ def _error_answers(client):
             response = getattr(client, method)(path)
         assert response.status_code >= 400 or path.endswith("/batch"), (path, body, response.get_json())
         yield f"{method} {path} {body}", response.get_json()
-    for raw in (b"{", b'{"lang": "zh", "model": NaN}', b"[" * 100_000):
+    for raw in (b"{", b'{"lang": "zh", "model": NaN}', b"[" * 100_000, b"[1, 2]"):
         response = client.post("/v1/estimate", data=raw, content_type="application/json",
                                headers={"Accept-Language": "zh-CN"})
         yield f"body {raw[:20]!r}", response.get_json()
