@@ -56,6 +56,7 @@ def list_cards():
     operation_id="getCard",
     tool=True,
     summary="One card by id or alias",
+    path_parameters={"card_id": "A card's or tier's id, alias or family name, in any case: rtx-4090, 4090, D-M."},
     answer=s.CardSchema,
     answer_description="The card.")
 def get_card(card_id: str):
@@ -89,6 +90,8 @@ def list_models():
     operation_id="getModel",
     tool=True,
     summary="One model preset by id or alias",
+    path_parameters={"model_id": "A preset's id, name or alias, in any case; it may hold a slash: "
+                                 "meta-llama/Llama-3.1-70B-Instruct."},
     answer=s.ModelPresetSchema,
     answer_description="The model preset.")
 def get_model(model_id: str):

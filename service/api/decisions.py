@@ -163,7 +163,7 @@ def troubleshoot():
     for long-running consumer cards."""
     args = _trouble_in.load(query_args(request))
     lang = answer_lang(args)
-    result = diagnose(args["q"], lang, args.get("line"), args.get("limit", s.TROUBLESHOOT_LIMIT))
+    result = diagnose(args["q"], lang, args.get("line"), args["limit"])
     return _trouble_out({
         "query": result.query, "lang": lang,
         "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}

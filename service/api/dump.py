@@ -20,7 +20,7 @@ from marshmallow.utils import missing
 
 from . import problem_messages as P
 from .schemas import StrictBoolean
-from .shapes import SELF, Grouped, Num, Said, Scaled, read, said
+from .shapes import SELF, Grouped, Num, Said, Scaled, said
 
 _MISSING = object()
 Convert = Callable[[Any], Any]
@@ -57,9 +57,9 @@ def _converter(field: fields.Field) -> Convert:
         return _string
     if type(field) in (fields.Boolean, fields.Raw, StrictBoolean):
         return _same
-    if isinstance(field, Grouped) and field.when is not None:  # null where the part is absent
-        grouped, when = dumper(type(field.schema)), field.when
-        return lambda value: None if value is None or read(value, when) is None else grouped(value)
+    if isinstance(field, Grouped):  # null where the part is absent
+        grouped, absent = dumper(type(field.schema)), field.absent
+        return lambda value: None if absent(value) else grouped(value)
     if isinstance(field, fields.Nested):
         if field.many:
             raise TypeError("dump: Nested(many=True) is not compiled; use List(Nested(...))")
@@ -157,9 +157,9 @@ def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> C
     if nested is None:
         raise ValueError(P.PLAIN_VALUE(name=name, below=below[0]))
     part = sparse_dumper(nested, below)
-    if isinstance(field, Grouped) and field.when is not None:  # null where the part is absent, as in full
-        when = field.when
-        return lambda v: None if v is None or read(v, when) is None else part(v)
+    if isinstance(field, Grouped):  # null where the part is absent, as in the full answer
+        absent = field.absent
+        return lambda v: None if absent(v) else part(v)
     if isinstance(field, fields.List):
         return lambda v: None if v is None else [part(x) for x in v]
     return lambda v: None if v is None else part(v)

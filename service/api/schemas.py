@@ -797,8 +797,7 @@ class _TroubleshootQuerySchema(_Strict):
     lang = _lang(metadata=doc("Omitted: from Accept-Language, else en."))
     line = fields.String(validate=validate.OneOf(LINES), metadata=doc(
         "Omitted: no line-specific advice. The card's product line."))
-    limit = fields.Integer(validate=_range(1, 8), metadata={**doc("Most rows to return."),
-                                                             "default": TROUBLESHOOT_LIMIT})
+    limit = fields.Integer(validate=_range(1, 8), load_default=TROUBLESHOOT_LIMIT, metadata=doc("Most rows to return."))
 
 
 # --- responses ----------------------------------------------------------------------------

@@ -73,9 +73,11 @@ class Grouped(fields.Nested):
     def get_value(self, obj, attr, accessor=None, default=None):
         for step in self.source.split(".") if self.source else ():
             obj = read(obj, step)
-        if self.when is not None and obj is not None and read(obj, self.when) is None:
-            return None
-        return obj
+        return None if self.absent(obj) else obj
+
+    def absent(self, obj) -> bool:
+        """Whether the group is null for the object it reads: none, or its `when` attribute null."""
+        return obj is None or (self.when is not None and read(obj, self.when) is None)
 
 
 def read(obj, attribute: str):

@@ -19,7 +19,6 @@ import difflib
 import inspect
 import re
 import sys
-from pathlib import Path
 
 import marshmallow
 import yaml
@@ -27,14 +26,14 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import validate
 
+from ..app import API_PREFIX, UNVERSIONED, create_app
 from . import schemas
 from .operations import Operation
+from .ops import SPEC_PATH
 from .shapes import Said
 
-SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MARKER = "  schemas:\n"  # components.schemas: the last block of openapi.yaml, all generated
 PATHS = "paths:\n"  # every path, generated; the block ends at the next top-level key
-API_PREFIX = "/v1"
 
 
 def component_name(schema) -> str:
@@ -165,8 +164,6 @@ def _operation(declared: Operation, view, rule, plugin: MarshmallowPlugin) -> di
 def paths() -> dict:
     """Every route the app serves with a declaration: the /v1 paths and the probes, docs and
     metrics, in the order the app registers them, then the deprecated unversioned copies."""
-    from ..app import UNVERSIONED, create_app  # the app is built only to read its routes
-
     app = create_app({"TESTING": True})
     _, plugin = _apispec()
     out: dict = {}
@@ -192,7 +189,7 @@ def unversioned(paths: dict) -> dict:
         copied = {}
         for method, op in item.items():
             said = {"operationId": op["operationId"] + "Unversioned", "deprecated": True,
-                    "summary": f"{op['summary']} (deprecated: use {API_PREFIX}{path[len(API_PREFIX):]})"}
+                    "summary": f"{op['summary']} (deprecated: use {path})"}
             said.update({k: v for k, v in op.items() if k not in (*said, "x-tool", "description")})
             copied[method] = said
         out[path[len(API_PREFIX):]] = copied
