@@ -11,6 +11,14 @@ marshmallow's, unchanged. A message no template knows stays as it is, and a test
 from collections.abc import Mapping
 
 from marshmallow import fields, validate
+from werkzeug.exceptions import (
+    BadRequest,
+    MethodNotAllowed,
+    NotFound,
+    RequestEntityTooLarge,
+    RequestHeaderFieldsTooLarge,
+    RequestURITooLarge,
+)
 
 from ..sizing import Message, Template, template
 
@@ -46,24 +54,17 @@ SERVER_FAILED = template("problem_server_failed", "The server failed to answer; 
                          "an unexpected failure, logged for the operator")
 DEGRADED = template("problem_degraded", "degraded: {why}; answers go on, their metrics are lost",
                     "the instance answers but cannot keep its metrics")
-NOT_FOUND = template(
-    "problem_not_found",
-    "The requested URL was not found on the server. If you entered the URL manually please check your "
-    "spelling and try again.", "no route at that path")
-METHOD_NOT_ALLOWED = template("problem_method_not_allowed", "The method is not allowed for the requested URL.",
+# werkzeug's own details for the errors it raises itself, in its words (zh.po fails the check
+# should a werkzeug release reword one), and looked up by them when a problem is said
+NOT_FOUND = template("problem_not_found", NotFound.description, "no route at that path")
+METHOD_NOT_ALLOWED = template("problem_method_not_allowed", MethodNotAllowed.description,
                               "the path does not take that method")
-TOO_LARGE = template("problem_too_large", "The data value transmitted exceeds the capacity limit.",
+TOO_LARGE = template("problem_too_large", RequestEntityTooLarge.description,
                      "the body is larger than the instance takes")
-BAD_REQUEST = template("problem_bad_request",
-                       "The browser (or proxy) sent a request that this server could not understand.",
-                       "the request could not be read")
-URL_TOO_LONG = template(
-    "problem_url_too_long",
-    "The length of the requested URL exceeds the capacity limit for this server. The request cannot be processed.",
-    "the request's URL is too long")
-HEADERS_TOO_LARGE = template("problem_headers_too_large", "One or more header fields exceeds the maximum size.",
+BAD_REQUEST = template("problem_bad_request", BadRequest.description, "the request could not be read")
+URL_TOO_LONG = template("problem_url_too_long", RequestURITooLarge.description, "the request's URL is too long")
+HEADERS_TOO_LARGE = template("problem_headers_too_large", RequestHeaderFieldsTooLarge.description,
                              "the request's headers are too large")
-# werkzeug's own details for the errors it raises itself, by their English
 HTTP_DETAILS = {t.english: t for t in (NOT_FOUND, METHOD_NOT_ALLOWED, TOO_LARGE, BAD_REQUEST, URL_TOO_LONG,
                                        HEADERS_TOO_LARGE)}
 NOT_JSON = template("problem_not_json", "Send the body as application/json.", "the body must be sent as JSON")
@@ -193,7 +194,7 @@ _MARSHMALLOW = (
     template("input_too_long", "Longer than maximum length {max}.", "the text or list is too long"),
     template("input_too_short", "Shorter than minimum length {min}.", "the text or list is too short"),
 )
-_BY_ENGLISH = {t.english: t for t in (*_MARSHMALLOW, NAME_OR_OBJECT, OPTIONS_OR_FILTERS)}
+_BY_ENGLISH = {t.english: t for t in _MARSHMALLOW}
 
 
 class Coded(Message):

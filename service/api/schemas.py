@@ -275,7 +275,7 @@ class _OneOf(fields.Field):
     """
 
     object_schemas: tuple[tuple[str | None, type[Schema]], ...]
-    default_error_messages = {"invalid": "Give a catalog name (string) or an object."}
+    default_error_messages = {"invalid": P.Coded(P.NAME_OR_OBJECT)}
 
     def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, str):
@@ -648,7 +648,7 @@ class CompareOptionsField(fields.Field):
     In openapi.yaml: oneOf [array of HardwareSpec, SweepFilters].
     """
 
-    default_error_messages = {"invalid": "Give a list of hardware options, or catalog filters."}
+    default_error_messages = {"invalid": P.Coded(P.OPTIONS_OR_FILTERS)}
 
     def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, dict):
