@@ -6,7 +6,7 @@ from pathlib import Path
 from flask import Flask, current_app
 
 from ..overlay import ENV_VAR, load_catalog_file, pinned_catalogs
-from ..sizing import Catalogs, Price, packaged_catalogs
+from ..sizing import GIVEN_BY_CALLER, Catalogs, Price, packaged_catalogs
 
 _KEY = "sizing.catalogs"
 
@@ -31,5 +31,5 @@ def caller_prices(amounts: dict | None, currency: str, field: str) -> dict[str, 
     """Prices a request gives (card name -> amount), keyed by the card's catalog id; an unknown
     name is an error naming `field`."""
     cards = current_catalogs().cards
-    return {cards.get(name, field).id: Price(amount, currency, "given by the caller")
+    return {cards.get(name, field).id: Price(amount, currency, GIVEN_BY_CALLER())
             for name, amount in (amounts or {}).items()}

@@ -8,7 +8,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
-from ..sizing import HardwareInput, Price, SizingError, defaults, said_in
+from ..sizing import GIVEN_BY_CALLER, HardwareInput, Price, SizingError, defaults, said_in
 from ..sizing import questions as domain
 from . import problem_messages as P
 from . import schemas as s
@@ -39,7 +39,7 @@ def _price(args: dict, hardware) -> Price | None:
     """The card price: given in the request, else the operator's catalog price for the card."""
     currency = args["energy"].currency or defaults.CURRENCY.value
     if "card_price" in args:
-        return Price(args["card_price"], currency, "given by the caller")
+        return Price(args["card_price"], currency, GIVEN_BY_CALLER())
     if hardware is None:
         return None
     return current_catalogs().prices.get(hardware.card.id)

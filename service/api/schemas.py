@@ -13,11 +13,11 @@ from marshmallow import Schema, ValidationError, fields, post_load, pre_dump, va
 
 from ..sizing import (
     ACCUMULATE,
-    CONTEXT_GIVEN,
     DIMENSIONS,
     ENGINE_NAMES,
     GB,
     GIB,
+    GIVEN_BY_CALLER,
     INTERCONNECT_KINDS,
     LADDER,
     LINES,
@@ -211,7 +211,7 @@ class ModelSpecSchema(_Strict):
             embedding_params=(data["vocab_size"] * data["hidden_size"]
                               if "vocab_size" in data and "hidden_size" in data else None),
             max_context_tokens=data.get("max_context_tokens"),
-            context_source=CONTEXT_GIVEN() if "max_context_tokens" in data else "",
+            context_source=GIVEN_BY_CALLER() if "max_context_tokens" in data else "",
         )
 
 

@@ -32,7 +32,7 @@ from .hfconfig import model_from_hf_config
 from .host import HostSizing, host_sizing
 from .inputs import Assumption, EnergyInput, HardwareInput, Notes, WorkloadInput
 from .memory import Component, FitAnswer, MemoryBreakdown
-from .messages import CONTEXT_GIVEN, LIST_SEPARATOR, TEMPLATES, Message, Template, Verbatim, as_json, template
+from .messages import GIVEN_BY_CALLER, LIST_SEPARATOR, TEMPLATES, Message, Template, Verbatim, as_json, template
 from .messages import check as check_translations
 from .model import ModelSpec
 from .normalize import ACCUMULATE, LADDER
@@ -72,7 +72,7 @@ __all__ = [
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
     "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
     "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
-    "CONTEXT_GIVEN", "DATA_CONTEXT", "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "Verbatim",
+    "DATA_CONTEXT", "GIVEN_BY_CALLER", "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "Verbatim",
     "as_json", "template",
     "check_data_translations", "check_translations", "data_texts", "data_translations",
     "translations",

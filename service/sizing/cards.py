@@ -434,7 +434,7 @@ def custom_card(
         interconnect_bytes_per_s=None if link is None else gb_per_s_to_bytes_per_s(link),
         ecc=line != "consumer" if ecc is None else ecc,
         memory_type=None,
-        source="figures given by the caller",
+        source=M.CARD_GIVEN(),
         line_assumed=assumed,
     )
 

@@ -54,12 +54,15 @@ def _entries(lang: str, context: str | None) -> Mapping[str, str]:
 
 def data_texts() -> dict[str, str]:
     """The packaged catalog's text that messages quote and that is said in the caller's language
-    (text -> where it stands): a family's why, why a card is not sized, a card's link name."""
+    (text -> where it stands): a family's why, why a card is not sized, a card's link name, what
+    the project measured on a card."""
     data = read_data("cards.toml")
     texts = {raw["why"]: "cards.toml family why" for raw in data.get("family", [])}
     texts |= {raw["why"]: "cards.toml unsized why" for raw in data.get("unsized", [])}
     texts |= {raw["interconnect_name"]: "cards.toml card interconnect_name" for raw in data.get("card", [])
               if raw.get("interconnect_name")}
+    texts |= {raw["measured_source"]: "cards.toml card measured_source" for raw in data.get("card", [])
+              if raw.get("measured_source")}
     return texts
 
 

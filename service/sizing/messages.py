@@ -720,8 +720,10 @@ CONTEXT_BEYOND_POSITIONS = template(
     "was not trained that long and its output degrades past it; the memory and speed shown are for the length "
     "asked",
     "the context asked is longer than the model was trained for; the figures still follow the formulas")
-CONTEXT_GIVEN = template("context_given_by_caller", "given by the caller",
-                         "the model's positions were given in the request")
+GIVEN_BY_CALLER = template("given_by_caller", "given by the caller",
+                           "where a figure comes from: the request gave it (a price, a model's size or positions)")
+CARD_GIVEN = template("card_given_by_caller", "figures given by the caller",
+                      "where a card's figures come from: the request gave them")
 CONFIG_POSITIONS = template("config_positions", "config max_position_embeddings {positions:,}",
                             "the model's positions are its config's max_position_embeddings")
 CONFIG_POSITIONS_SCALED = template(

@@ -35,7 +35,7 @@ class ModelSpec:
     head_dim: int | None = None
     vocab_size: int | None = None
     name: str = "custom model"
-    source: str = "given by the caller"
+    source: str = M.GIVEN_BY_CALLER()
     embedding_params: int | None = None
     tied_embeddings: bool | None = None
     kv_values_per_layer: int | None = None

@@ -467,7 +467,7 @@ def _compute_fraction(card: Card, key: str, notes: Notes) -> float:
 
 
 def _measured_on(card: Card) -> M.Message:
-    return M.MEASURED_ON(card=card.id, source=M.Verbatim(card.measured_source))
+    return M.MEASURED_ON(card=card.id, source=card.measured_source)
 
 
 def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> float:
