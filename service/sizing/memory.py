@@ -293,7 +293,7 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     items = [(M.PART_WEIGHTS(precision=kept), half), (M.PART_GRADIENTS(precision=kept), half)]
     if not fp32:
         items.append((M.PART_MASTER(), 4.0))
-    items.extend((M.PART_OPTIMIZER_STATE[name](), b) for name, b in workload.optimizer.states)
+    items.extend((state(), b) for state, b in workload.optimizer.states)
     if workload.zero_stage is not None and not fp32:
         items.append((M.PART_GRADIENT_PARTITION(), 4.0))
     typical = sum(b for _, b in items)

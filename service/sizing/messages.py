@@ -1106,14 +1106,12 @@ PART_GRADIENTS = template("part_gradients", "gradients ({precision})", "the grad
 PART_MASTER = template("part_master_weights", "master weights (fp32)", "mixed precision's fp32 copy of the weights")
 PART_GRADIENT_PARTITION = template("part_fp32_gradient_partition", "fp32 gradient partition (DeepSpeed)",
                                    "DeepSpeed's fp32 gradient partition")
-PART_OPTIMIZER_STATE = {
-    name: template(f"part_{code}", name, meaning)
-    for name, code, meaning in (("Adam m (fp32)", "adam_m_fp32", "Adam's first moment in fp32"),
-                                ("Adam v (fp32)", "adam_v_fp32", "Adam's second moment in fp32"),
-                                ("Adam m (8-bit)", "adam_m_8bit", "8-bit Adam's first moment"),
-                                ("Adam v (8-bit)", "adam_v_8bit", "8-bit Adam's second moment"),
-                                ("momentum (fp32)", "momentum_fp32", "SGD's momentum in fp32"))
-}
+# An optimizer's states (training.OPTIMIZERS names each by its template)
+PART_ADAM_M_FP32 = template("part_adam_m_fp32", "Adam m (fp32)", "Adam's first moment in fp32")
+PART_ADAM_V_FP32 = template("part_adam_v_fp32", "Adam v (fp32)", "Adam's second moment in fp32")
+PART_ADAM_M_8BIT = template("part_adam_m_8bit", "Adam m (8-bit)", "8-bit Adam's first moment")
+PART_ADAM_V_8BIT = template("part_adam_v_8bit", "Adam v (8-bit)", "8-bit Adam's second moment")
+PART_MOMENTUM_FP32 = template("part_momentum_fp32", "momentum (fp32)", "SGD's momentum in fp32")
 PART_FROZEN_BASE = template("part_frozen_base", "frozen base ({precision})", "LoRA's frozen base weights")
 PART_ADAPTERS = template("part_adapters", "adapters, their gradients and optimizer state",
                          "LoRA's adapters with their gradients and optimizer state")

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import messages as M
+
 if TYPE_CHECKING:
     from .plan import Parallelism
 
@@ -27,7 +29,7 @@ class Optimizer:
     """An optimizer's state per parameter, by buffer."""
 
     name: str
-    states: tuple[tuple[str, float], ...]
+    states: tuple[tuple[M.Template, float], ...]  # each state's name (a memory part) and bytes per parameter
     note: str
 
     @property
@@ -38,10 +40,10 @@ class Optimizer:
 OPTIMIZERS = {
     o.name: o
     for o in (
-        Optimizer("adamw", (("Adam m (fp32)", 4), ("Adam v (fp32)", 4)), "AdamW: fp32 m and v"),
-        Optimizer("adam8bit", (("Adam m (8-bit)", 1), ("Adam v (8-bit)", 1)),
+        Optimizer("adamw", ((M.PART_ADAM_M_FP32, 4), (M.PART_ADAM_V_FP32, 4)), "AdamW: fp32 m and v"),
+        Optimizer("adam8bit", ((M.PART_ADAM_M_8BIT, 1), (M.PART_ADAM_V_8BIT, 1)),
                   "8-bit Adam (bitsandbytes): m and v in 8 bits with block scales"),
-        Optimizer("sgd", (("momentum (fp32)", 4),), "SGD with momentum: one fp32 buffer"),
+        Optimizer("sgd", ((M.PART_MOMENTUM_FP32, 4),), "SGD with momentum: one fp32 buffer"),
     )
 }
 RECOMPUTE_MODES = ("none", "selective", "full")
