@@ -85,6 +85,7 @@ class Recommendation:
     reasons: tuple[M.Message, ...]
     assumptions: tuple[Assumption, ...] = ()
     warnings: tuple[M.Message, ...] = ()
+    ranked_by_said: M.Message | None = None  # ranked_by as a message; None without a choice
 
 
 def line_exclusions(c: Constraints) -> dict[str, M.Message]:
@@ -151,10 +152,11 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
         evaluated.extend(candidates)
         fitting = [c for c in candidates if c.fits]
         if fitting:
-            choice, ranked_by = _best(fitting)
+            choice, ranked_by, ranked_by_said = _best(fitting)
             examples = _examples(model, resolved, catalog, choice, breakdown)
             return Recommendation(line, tuple(excluded.items()), choice, tuple(evaluated), examples,
-                                  ranked_by, _reasons(line, reasons, choice, ranked_by))
+                                  ranked_by, _reasons(line, reasons, choice, ranked_by_said),
+                                  ranked_by_said=ranked_by_said)
         if target is not None:
             reasons.append(M.LINE_MISSES_TARGET(line=line))
             continue
@@ -289,16 +291,23 @@ def _figure(model, workload, job, figure) -> float:
     return speed.total.typical if figure == "total_tokens_per_s" else speed.per_stream.typical
 
 
-def _best(fitting: list[Candidate]) -> tuple[Candidate, str]:
+def _best(fitting: list[Candidate]) -> tuple[Candidate, str, M.Message]:
+    """The best candidate, and what it was ranked by (as the answer names it, and said)."""
     if fitting[0].figure == "cards_for_target":
         costs = [(c, c.price_total) for c in fitting if c.price_total is not None]
         if costs and len(costs) == len(fitting):
-            return min(costs, key=lambda pair: pair[1])[0], "cost for the target"
-        return min(fitting, key=lambda c: (c.value, c.card.power_w)), "fewest cards for the target"
+            return (min(costs, key=lambda pair: pair[1])[0], *_ranked_by("cost for the target"))
+        return (min(fitting, key=lambda c: (c.value, c.card.power_w)), *_ranked_by("fewest cards for the target"))
     per_cost = [(c, c.value_per_cost) for c in fitting if c.value_per_cost is not None]
     if per_cost and len(per_cost) == len(fitting):
-        return max(per_cost, key=lambda pair: pair[1])[0], f"{fitting[0].figure}{M.PER_COST_SUFFIX}"
-    return max(fitting, key=_fitting_value), fitting[0].figure
+        return (max(per_cost, key=lambda pair: pair[1])[0], *_ranked_by(fitting[0].figure, per_cost=True))
+    return (max(fitting, key=_fitting_value), *_ranked_by(fitting[0].figure))
+
+
+def _ranked_by(figure: str, per_cost: bool = False) -> tuple[str, M.Message]:
+    """A ranking's name in the answer (the figure, per unit of cost or not) and its message."""
+    said = M.RANKED_BY[figure]()
+    return (f"{figure}{M.PER_COST_SUFFIX}", M.RANKED_PER_COST(figure=said)) if per_cost else (figure, said)
 
 
 def _fitting_value(candidate: Candidate) -> float:
@@ -307,17 +316,10 @@ def _fitting_value(candidate: Candidate) -> float:
     return candidate.value
 
 
-def ranked_by_said(ranked_by: str) -> M.Message:
-    """What a recommendation was ranked by, as a message (a figure, per unit of cost or not)."""
-    figure = ranked_by.removesuffix(M.PER_COST_SUFFIX)
-    said = M.RANKED_BY[figure]()
-    return M.RANKED_PER_COST(figure=said) if ranked_by.endswith(M.PER_COST_SUFFIX) else said
-
-
-def _reasons(line: str, reasons: list[M.Message], choice: Candidate, ranked_by: str) -> tuple[M.Message, ...]:
+def _reasons(line: str, reasons: list[M.Message], choice: Candidate, ranked_by: M.Message) -> tuple[M.Message, ...]:
     met = M.MEETS_TARGET() if choice.figure == "cards_for_target" else M.MEMORY_FITS()
     return (M.LINE_LOWEST_ALLOWED(line=line), *reasons,
-            M.CHOICE_BEST(cards=choice.count, card=choice.card.id, met=met, ranked_by=ranked_by_said(ranked_by),
+            M.CHOICE_BEST(cards=choice.count, card=choice.card.id, met=met, ranked_by=ranked_by,
                           value=choice.value))
 
 
@@ -400,8 +402,8 @@ def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool
 
 def summary(result: Recommendation) -> M.Message:
     """The recommendation in a sentence or two."""
-    choice = result.choice
-    if choice is None:
+    choice, ranked_by = result.choice, result.ranked_by_said
+    if choice is None or ranked_by is None:
         return M.RECOMMEND_NONE()
     return M.RECOMMENDED(cards=choice.count, card=choice.card.id, line=result.line,
-                         ranked_by=ranked_by_said(result.ranked_by), value=choice.value)
+                         ranked_by=ranked_by, value=choice.value)
