@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import sys
 import textwrap
 import types
 import typing
@@ -151,6 +152,13 @@ def register(cls: type, schema: type[Schema]) -> type[Schema]:
 
 
 @functools.cache
+def _module_classes(module: str) -> dict[str, ast.ClassDef]:
+    """A module's top-level classes as parsed from its source, the module parsed once."""
+    tree = ast.parse(inspect.getsource(sys.modules[module]))
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+@functools.cache
 def _attribute_docs(cls: type) -> dict[str, str]:
     """The docstrings written under a dataclass's fields (PEP 257's attribute docstrings, as vLLM
     documents its engine arguments), its bases' included: each field's description."""
@@ -158,8 +166,11 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     for klass in reversed(cls.__mro__):
         if not dataclasses.is_dataclass(klass):
             continue
-        body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
-        assert isinstance(body, ast.ClassDef)
+        body = _module_classes(klass.__module__).get(klass.__qualname__)
+        if body is None:  # a class defined inside a function: its own source
+            parsed = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+            assert isinstance(parsed, ast.ClassDef)
+            body = parsed
         for node, after in zip(body.body, body.body[1:], strict=False):
             if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                     and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
