@@ -74,7 +74,7 @@ from ..sizing import (
 )
 from . import problem_messages as P
 from .catalogs import current_catalogs
-from .shapes import _GROUPS, Num, Said, Scaled, answer_schema, register
+from .shapes import Num, Said, Scaled, answer_schema, register
 
 MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
 COMPUTE_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4")
@@ -993,11 +993,6 @@ TrainingSchema = answer_schema(
                     "steps": ("steps", "Optimizer steps in the run: train_tokens / global_batch_tokens, fractional, "
                               "at least 1; null when no count holds the job.")},
                    "train_tokens")})
-TrainingRunSchema = _GROUPS["TrainingRun"]
-ThroughputGuideSchema = _GROUPS["ThroughputGuide"]
-LinkUseSchema = _GROUPS["LinkUse"]
-FullLoadSchema = _GROUPS["FullLoad"]
-TrainingGuideSchema = _GROUPS["TrainingGuide"]
 EnergySchema = answer_schema(EnergyAnswer, "Energy", rename={"installations": "machines"})
 HostSchema = answer_schema(HostSizing, "Host")
 # Beside the plan (which owns cards, machines and cards per machine), the machines' sizing alone.
@@ -1086,10 +1081,6 @@ CompareOptionSchema = answer_schema(
                                                 "years; 1 when renting is always cheaper. Null without a purchase "
                                                 "price.")},
                  "rent")})
-OptionServingSchema = _GROUPS["OptionServing"]
-OptionEnergySchema = _GROUPS["OptionEnergy"]
-OptionPurchaseSchema = _GROUPS["OptionPurchase"]
-OptionRentSchema = _GROUPS["OptionRent"]
 CompareResponseSchema = answer_schema(CompareResult, "CompareResponse", exclude=("workload",))
 
 

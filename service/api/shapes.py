@@ -243,11 +243,7 @@ def _grouped(out: dict[str, fields.Field], cls: type, group: Mapping[str, tuple]
             elif k == first:
                 kept[key] = grouped
         out = kept
-        _GROUPS[component] = inner
     return out
-
-
-_GROUPS: dict[str, type[Schema]] = {}  # every grouped object's schema, by component name (make spec lists them)
 
 
 def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, str] | None = None,

@@ -30,7 +30,7 @@ from ..app import API_PREFIX, UNVERSIONED, create_app
 from . import schemas
 from .operations import Operation
 from .ops import SPEC_PATH
-from .shapes import Said
+from .shapes import Grouped, Said
 
 MARKER = "  schemas:\n"  # components.schemas: the last block of openapi.yaml, all generated
 PATHS = "paths:\n"  # every path, generated; the block ends at the next top-level key
@@ -42,13 +42,17 @@ def component_name(schema) -> str:
 
 
 def schema_classes() -> dict[str, type[marshmallow.Schema]]:
-    """Every public schema in service.api.schemas, by component name, in declaration order."""
-    return {
+    """Every public schema in service.api.schemas, by component name, in declaration order, then
+    the objects their answers group fields into (`guide`, `full_load`, ...)."""
+    declared = {
         component_name(obj): obj
         for name, obj in vars(schemas).items()
         if inspect.isclass(obj) and issubclass(obj, marshmallow.Schema)
         and not obj.__module__.startswith("marshmallow") and not name.startswith("_")
     }
+    grouped = {component_name(field.nested): field.nested for cls in declared.values()
+               for field in cls._declared_fields.values() if isinstance(field, Grouped)}
+    return {**declared, **grouped}
 
 
 def _one_of(self, field, **kwargs) -> dict:
