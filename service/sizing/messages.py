@@ -83,22 +83,7 @@ class Template:
     meaning: str
 
     def __call__(self, **params) -> "Message":
-        """The message with these parameters: made once, then the same (immutable) Message for the
-        same parameters. A training estimate's recipe search sizes memory about 80 times and
-        says 1,571 messages, 1,200 of them with parameters it said before (bytes per parameter,
-        the parts' names)."""
-        try:
-            key = (self.code, tuple([(name, _key(value)) for name, value in params.items()]))
-            made = _MADE.get(key)
-        except TypeError:  # a parameter that cannot be part of a key: made each time
-            return Message(self, params)
-        if made is None:
-            made = Message(self, params)
-            made.key = key
-            if len(_MADE) >= _MADE_MAX:
-                _MADE.clear()
-            _MADE[key] = made
-        return made
+        return Message(self, params)
 
     @property
     def fields(self) -> frozenset[str]:
@@ -115,7 +100,6 @@ class Message(str):
 
     template: Template
     params: Mapping[str, object]
-    key: tuple | None = None  # what its template made it from, where the template keeps it (Template.__call__)
 
     def __new__(cls, template: Template, params: Mapping[str, object], text: str | None = None) -> "Message":
         if text is None:
@@ -200,21 +184,6 @@ def _json_value(value: object) -> object:
 
 
 TEMPLATES: dict[str, Template] = {}
-
-# The messages templates have made, by (code, parameters): at most _MADE_MAX, then forgotten all
-# at once (a dict's get and set are atomic under the GIL; a message made twice is harmless).
-_MADE: dict[tuple, "Message"] = {}
-_MADE_MAX = 65_536
-
-
-def _key(value: object) -> object:
-    """A parameter as part of a message's key: its type with its value (1, 1.0 and True say
-    different things), a message by what it was made from, a tuple item by item."""
-    if isinstance(value, Message):
-        return value.key if value.key is not None else (Message, id(value))  # kept alive by the holder
-    if value.__class__ is tuple:
-        return (tuple, tuple([_key(item) for item in value]))
-    return (value.__class__, value)
 
 
 def template(code: str, english: str, meaning: str) -> Template:
