@@ -289,19 +289,20 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     fp32 gradient partition), one copy each; the plan that shards them."""
     fp32 = workload.precision.name == "fp32"
     half = 4.0 if fp32 else 2.0
-    kept = "fp32" if fp32 else "bf16"
-    items = [(M.PART_WEIGHTS(precision=kept), half), (M.PART_GRADIENTS(precision=kept), half)]
+    stored = "fp32" if fp32 else "bf16"
+    # said about 80 times an estimate by the recipe search, with the same few values: kept
+    items = [(M.kept(M.PART_WEIGHTS, precision=stored), half), (M.kept(M.PART_GRADIENTS, precision=stored), half)]
     if not fp32:
-        items.append((M.PART_MASTER(), 4.0))
-    items.extend((state(), b) for state, b in workload.optimizer.states)
+        items.append((M.kept(M.PART_MASTER), 4.0))
+    items.extend((M.kept(state), b) for state, b in workload.optimizer.states)
     if workload.zero_stage is not None and not fp32:
-        items.append((M.PART_GRADIENT_PARTITION(), 4.0))
+        items.append((M.kept(M.PART_GRADIENT_PARTITION), 4.0))
     typical = sum(b for _, b in items)
-    components = [Component(name, weights_bytes(model.params, b), M.BYTES_PER_PARAM(bytes_per_param=b))
+    components = [Component(name, weights_bytes(model.params, b), M.kept(M.BYTES_PER_PARAM, bytes_per_param=b))
                   for name, b in items]
     method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
-    notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
-                 M.MEMORY_DEEPSPEED(stage=workload.zero_stage))
+    notes.assume("memory_method", method, M.kept(M.MEMORY_EVEN_SPLIT) if workload.zero_stage is None else
+                 M.kept(M.MEMORY_DEEPSPEED, stage=workload.zero_stage))
     high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
                         workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
@@ -358,11 +359,12 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     else:
         activations = _training_activations(model, workload, tensor, notes)
         if activations is not None:
-            components.append(Component(M.PART_ACTIVATIONS(), activations, M.ACTIVATIONS_COUNTED(
+            components.append(Component(M.kept(M.PART_ACTIVATIONS), activations, M.ACTIVATIONS_COUNTED(
                 recompute=workload.recompute, batch=workload.batch_size, tokens=workload.context_tokens,
                 tensor=tensor)))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
-    components.append(Component(M.PART_RUNTIME(), overhead, M.PER_CARD()))
+    components.append(Component(M.kept(M.PART_RUNTIME), overhead, M.kept(M.PER_CARD)))
+    total = sum(c.bytes for c in components)
     return MemoryBreakdown(
         weights_bytes=weights_total,
         expert_weights_bytes=weights.expert_weights_bytes(model, workload.precision)
@@ -374,12 +376,11 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         kv_cache_bytes_per_sequence=kv_seq,
         activations_bytes=activations,
         runtime_overhead_bytes=overhead,
-        total_bytes=sum(c.bytes for c in components),
+        total_bytes=total,
         bytes_per_param=(weights_total + state) / model.params,
         bytes_per_param_low=low,
         bytes_per_param_high=high,
-        total_bytes_range=_total_range(sum(c.bytes for c in components), weights_total + state, low, high,
-                                       model.params),
+        total_bytes_range=_total_range(total, weights_total + state, low, high, model.params),
         components=tuple(components),
         plan=plan,
         tensor=tensor,
