@@ -2,8 +2,9 @@
 
 import json
 import math
+from collections.abc import Iterable
 
-from flask import Request, g
+from flask import Request, Response, current_app, g
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
@@ -77,6 +78,14 @@ class StrictJSONProvider(DefaultJSONProvider):
     def dumps(self, obj, **kwargs) -> str:
         kwargs.setdefault("allow_nan", False)
         return super().dumps(obj, **kwargs)
+
+
+def json_items(items: Iterable[object]) -> Response:
+    """`{"count": n, "items": [...]}` in jsonify's compact layout, each item encoded as it comes: a
+    long list is held as text, not as the objects it was made from."""
+    encoded = [current_app.json.dumps(item, separators=(",", ":")) for item in items]
+    return current_app.response_class(f'{{"count":{len(encoded)},"items":[{",".join(encoded)}]}}\n',
+                                      mimetype=current_app.json.mimetype)
 
 
 def query_args(request: Request) -> dict:

@@ -1,6 +1,7 @@
 """The computing endpoints: parse with a schema, call the domain, dump with a schema."""
 
 import time
+from collections.abc import Iterator
 
 from flask import Blueprint, jsonify, request
 from marshmallow import ValidationError
@@ -18,7 +19,7 @@ from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
 from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
-from .jsonio import json_body, query_args
+from .jsonio import json_body, json_items, query_args
 from .lang import answer_lang, asked_lang
 from .operations import FIELDS_PARAMETER, operation
 
@@ -155,9 +156,8 @@ def estimate_batch():
         charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
                P.COST_OF_BATCH(items=len(items)))
     args = _batch_in.load(body)
-    answers = [_item(i, lambda raw=raw: _estimate_in.load(raw), raw.get("lang") if isinstance(raw, dict) else None)
-               for i, raw in enumerate(args["items"])]
-    return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
+    return _items(_item(i, lambda raw=raw: _estimate_in.load(raw), raw.get("lang") if isinstance(raw, dict) else None)
+                  for i, raw in enumerate(args["items"]))
 
 
 @bp.post("/estimate/sweep")
@@ -179,9 +179,18 @@ def estimate_sweep():
     charge(len(cards) * model_weight(args["model"]), P.COST_OF_SWEEP(cards=len(cards)))
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
     count = args.get("count")
-    answers = [_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)}, args.get("lang"))
-               for i, card in enumerate(cards)]
-    return rows_csv(answers) if wants_csv() else {"count": len(answers), "items": answers}
+    return _items(_item(i, lambda card=card: {**base, "hardware": HardwareInput(card, count)}, args.get("lang"))
+                  for i, card in enumerate(cards))
+
+
+def _items(answers: Iterator[dict]):
+    """The answers of a batch or sweep, in order: CSV rows when asked, else `{count, items}` with
+    each item written as JSON as soon as it is made. Only its text is kept, not its tree of dicts
+    and messages: a thousand such trees kept to the end made the collector walk them again and
+    again (0.57 of a 1.7 ms item, against 0.1 ms with the text kept; tests/bench)."""
+    if wants_csv():
+        return rows_csv(list(answers))
+    return json_items(answers)
 
 
 def _item(index: int, load, lang: str | None) -> dict:

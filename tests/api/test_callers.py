@@ -73,6 +73,21 @@ def test_a_500_item_batch_answers_in_order_as_json_and_csv_with_the_same_numbers
             assert row["card"] == estimate["card"]["id"] and row["fits"] in ("true", "false")
 
 
+@pytest.mark.parametrize("path, body", [
+    ("/v1/estimate/batch", {"items": [ITEM, {"model": "no-such-model", "hardware": {"card": "rtx-4090"}, "lang": "zh"},
+                                      {**ITEM, "lang": "zh"}]}),
+    ("/v1/estimate/sweep", {"model": "llama-3.1-8b", "filters": {"line": "consumer", "kind": "card"}})])
+def test_a_batch_is_written_as_every_answer_is(client, path, body):
+    """Items are encoded one by one as they are made: the document is the one jsonify writes of
+    the same content, byte for byte (Chinese as it stands, the same separators, one newline)."""
+    from flask import current_app
+    response = client.post(path, json=body)
+    assert response.status_code == 200 and response.mimetype == "application/json"
+    with client.application.app_context():
+        expected = current_app.json.response(response.get_json()).get_data()
+    assert response.get_data() == expected and response.get_json()["count"] == len(response.get_json()["items"])
+
+
 def test_a_batch_over_the_limit_is_413(client):
     response = client.post("/v1/estimate/batch", json={"items": [ITEM] * 1001})
     assert response.status_code == 413 and response.mimetype == "application/problem+json"
