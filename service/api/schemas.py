@@ -904,33 +904,57 @@ class ProblemSchema(Schema):
 
 
 
-AssumptionSchema = answer_schema(Assumption)
-MemoryComponentSchema = answer_schema(Component, "MemoryComponent")
-RangeSchema = answer_schema(Range)
+AssumptionSchema = answer_schema(
+    Assumption,
+    show="name value note")
+MemoryComponentSchema = answer_schema(
+    Component, "MemoryComponent",
+    show="name bytes note")
+RangeSchema = answer_schema(
+    Range,
+    show="low typical high note")
 # An answer states each figure once: no unit twins (total_gib of total_bytes), no copies of a
 # figure another part of the same answer owns (the plan owns cards and the batch's split, the fit
 # whether it fits, the answer's card its id).
-MemoryBreakdownSchema = answer_schema(MemoryBreakdown, exclude=(
-    "plan", "tensor", "layers", "kv_heads", "bytes_per_param_low", "bytes_per_param_high"))
-FitSchema = answer_schema(FitAnswer, "Fit", rename={"total_bytes_on_cards": "total_bytes"},
-                          exclude=("card_id",))
-ParallelismSchema = answer_schema(PlanAnswer, "Parallelism",
-                                  description="The plan an answer used: `cards` is pipeline x the wider of tensor "
-                                  "and expert x data x replicas (expert spans tensor groups side by side: tensor 8 "
-                                  "with expert 8 runs on 8 cards).")
+MemoryBreakdownSchema = answer_schema(
+    MemoryBreakdown,
+    show="weights_bytes expert_weights_bytes training_state_bytes model_state_bytes kv_cache_bytes "
+         "kv_cache_bytes_per_token kv_cache_bytes_per_sequence activations_bytes runtime_overhead_bytes "
+         "total_bytes bytes_per_param total_bytes_range components")
+FitSchema = answer_schema(
+    FitAnswer, "Fit",
+    show="count count_given fits cards_needed card_memory_bytes usable_bytes_per_card need_bytes_per_card "
+         "model_state_bytes_per_card free_bytes_per_card total_bytes_on_cards max_concurrent_sequences reason",
+    rename={"total_bytes_on_cards": "total_bytes"})
+ParallelismSchema = answer_schema(
+    PlanAnswer, "Parallelism",
+    show="tensor pipeline expert data replicas cards idle_cards machines cards_per_machine given description "
+         "micro_batch gradient_accumulation global_batch_tokens",
+    description="The plan an answer used: `cards` is pipeline x the wider of tensor and expert x data x "
+                "replicas (expert spans tensor groups side by side: tensor 8 with expert 8 runs on 8 cards).")
 DecodeStepSchema = answer_schema(
-    StepCost, "DecodeStep", rename={"sequences": "batch"},
+    StepCost, "DecodeStep",
+    show="sequences memory_s compute_s roofline_s engine_s tensor_comm_s expert_comm_s pipeline_comm_s step_s",
+    rename={"sequences": "batch"},
     description="One decode step of the asked batch on one copy, by part, in seconds: step_s = "
     "roofline_s + engine_s + tensor_comm_s + expert_comm_s + pipeline_comm_s. memory_s and "
     "compute_s are the roofline's two sides (each kernel takes the larger), so they overlap and "
-    "do not add up to it.",
-    exclude=("prefill_tokens", "weights_read_bytes_per_card", "kv_read_bytes_per_card",
-             "flops_per_card", "bound"))
-DecodePointSchema = answer_schema(DecodePoint, "DecodePoint")
+    "do not add up to it.")
+DecodePointSchema = answer_schema(
+    DecodePoint, "DecodePoint",
+    show="batch_size decode_tokens_per_s total_tokens_per_s total_tokens_per_s_ceiling bound fits")
 # The guide's own figures stand in one `guide` object beside the service's model of the same thing.
 # A part an answer may not have is one object, null where it is absent, not a run of null fields.
 ThroughputSchema = answer_schema(
-    ThroughputAnswer, "Throughput", exclude=("cards", "max_concurrent_sequences"),
+    ThroughputAnswer, "Throughput",
+    show="batch_size engine compute_precision peak_flops_per_s bandwidth_bytes_per_s ridge_flops_per_byte "
+         "arithmetic_intensity_flops_per_byte attainable_flops_per_s bound bytes_per_step "
+         "weights_read_bytes_per_step flops_per_token decode_efficiency decode_efficiency_range "
+         "achievable_bandwidth_fraction decode_tokens_per_s_ceiling decode_tokens_per_s_achievable "
+         "decode_tokens_per_s_expected decode_tokens_per_s_range guide total_tokens_per_s_ceiling "
+         "total_tokens_per_s total_tokens_per_s_range link decode_step prompt_tokens prefill_flops "
+         "prefill_bound time_to_first_token_s time_to_first_token_s_range prefill_tokens_per_s output_tokens "
+         "full_load decode_curve",
     group={"guide": ("The guide's rule of thumb for decode speed, beside the service's roofline: a share of the "
                      "summed bandwidth over the bytes a token reads.", "ThroughputGuide",
                      {"decode_tokens_per_s": "decode_tokens_per_s_guide",
@@ -968,8 +992,11 @@ ThroughputSchema = answer_schema(
                                    "which serves the asked batch fastest; null when they are the same.")},
                          "max_total_tokens_per_s")})
 TrainingSchema = answer_schema(
-    TrainingAnswer, "Training", exclude=(
-        "cards", "time_days", "micro_batch", "gradient_accumulation", "global_batch_tokens", "nodes", "cards_per_node"),
+    TrainingAnswer, "Training",
+    show="run flops_per_param_token peak_flops_per_s mfu scaling_efficiency method guide "
+         "network_bytes_per_s_per_machine link global_batch_tokens_asked tensor_comm_s expert_comm_s "
+         "pipeline_bubble_s pipeline_comm_s data_comm_s data_comm_exposed_s overlap step_s step_efficiency "
+         "effective_mfu virtual_stages",
     rename={"network_bytes_per_s_per_machine": "network_bytes_per_s_per_node"},
     group={"guide": ("The guide's first-order figures, beside the step model's: the run time by its scaling "
                      "curve, one micro-batch's compute at mfu, the gradients synchronised over the interconnect, and "
@@ -993,42 +1020,98 @@ TrainingSchema = answer_schema(
                     "steps": ("steps", "Optimizer steps in the run: train_tokens / global_batch_tokens, fractional, "
                               "at least 1; null when no count holds the job.")},
                    "train_tokens")})
-EnergySchema = answer_schema(EnergyAnswer, "Energy", rename={"installations": "machines"})
-HostSchema = answer_schema(HostSizing, "Host")
+EnergySchema = answer_schema(
+    EnergyAnswer, "Energy",
+    show="power_w power_basis hours_per_day utilization pue price_per_kwh currency installations years "
+         "energy_kwh_per_day energy_kwh_per_year electricity_cost_per_day electricity_cost_per_year "
+         "fleet_energy_kwh_per_year fleet_electricity_cost_per_year electricity_cost_over_years "
+         "fleet_electricity_cost_over_years",
+    rename={"installations": "machines"})
+HostSchema = answer_schema(
+    HostSizing, "Host",
+    show="cards machines cards_per_machine machine_cards machine_cards_power_w machine_peak_w "
+         "machine_transient_peak_w machine_typical_power_w psu_w psus host_ram_gb cpu_cores server_power_w_low "
+         "server_power_w_high cards_power_w system_peak_w transient_peak_w rack_power_w ups_w power_feeds "
+         "typical_power_w notes")
 # Beside the plan (which owns cards, machines and cards per machine), the machines' sizing alone.
-MachinesSchema = answer_schema(HostSizing, "Machines", exclude=("cards", "machines", "cards_per_machine"),
-                               description="The machines around the plan's cards (parallelism says how many): "
-                               "PSU, host RAM, CPU cores, power, UPS and feeds.")
-OwnershipSchema = answer_schema(OwnershipAnswer, "Ownership")
-AlternativeSchema = answer_schema(Alternative)
-TargetSchema = answer_schema(Target)
-CapacityOptionSchema = answer_schema(CapacityAnswer, "CapacityOption",
-                                     description="The cards of one kind a serving target needs.")
-ScalingPointSchema = answer_schema(ScalingPoint, "ScalingPoint")
-MemoryResponseSchema = answer_schema(MemoryResult, "MemoryResponse", flatten=("breakdown",),
-                                     exclude=("workload",))
-ThroughputResponseSchema = answer_schema(ThroughputResult, "ThroughputResponse",
-                                         flatten=("throughput",), exclude=("workload",))
-ScalingResponseSchema = answer_schema(ScalingResult, "ScalingResponse", flatten=("training",),
-                                      exclude=("workload",))
-CostResponseSchema = answer_schema(CostResult, "CostResponse", flatten=("energy",))
+MachinesSchema = answer_schema(
+    HostSizing, "Machines",
+    show="machine_cards machine_cards_power_w machine_peak_w machine_transient_peak_w machine_typical_power_w "
+         "psu_w psus host_ram_gb cpu_cores server_power_w_low server_power_w_high cards_power_w system_peak_w "
+         "transient_peak_w rack_power_w ups_w power_feeds typical_power_w notes",
+    description="The machines around the plan's cards (parallelism says how many): PSU, host RAM, CPU cores, "
+                "power, UPS and feeds.")
+OwnershipSchema = answer_schema(
+    OwnershipAnswer, "Ownership",
+    show="cards card_price price_source currency years cards_cost installation_overhead_low "
+         "installation_overhead installation_overhead_high electricity_over_years total_low total total_high "
+         "total_per_year total_per_day cost_per_million_tokens cost_per_run")
+AlternativeSchema = answer_schema(
+    Alternative,
+    show="option cards_needed figure value note")
+TargetSchema = answer_schema(
+    Target,
+    show="concurrent_users tokens_per_s_per_user ttft_s")
+CapacityOptionSchema = answer_schema(
+    CapacityAnswer, "CapacityOption",
+    show="card meets_target cards machines parallelism copies sequences_per_copy tokens_per_s_per_user "
+         "time_to_first_token_s time_per_output_token_s total_tokens_per_s power_w reason assumptions",
+    description="The cards of one kind a serving target needs.")
+ScalingPointSchema = answer_schema(
+    ScalingPoint, "ScalingPoint",
+    show="cards fits scaling_efficiency time_s time_s_guide_curve")
+MemoryResponseSchema = answer_schema(
+    MemoryResult, "MemoryResponse",
+    show="breakdown model mode precision kv_precision fit card parallelism assumptions warnings",
+    flatten=("breakdown",))
+ThroughputResponseSchema = answer_schema(
+    ThroughputResult, "ThroughputResponse",
+    show="throughput model card precision fit parallelism assumptions warnings",
+    flatten=("throughput",))
+ScalingResponseSchema = answer_schema(
+    ScalingResult, "ScalingResponse",
+    show="training model card mode fit parallelism curve deadline_days cards_needed_by_memory "
+         "cards_needed_for_deadline cards_needed_for_deadline_guide_curve assumptions warnings",
+    flatten=("training",))
+CostResponseSchema = answer_schema(
+    CostResult, "CostResponse",
+    show="energy ownership assumptions warnings",
+    flatten=("energy",))
 EstimateResponseSchema = answer_schema(
-    Estimate, "EstimateResponse", exclude=("workload", "fits", "cards_needed", "bound"),
+    Estimate, "EstimateResponse",
+    show="model card mode precision alternatives memory fit parallelism throughput training energy host "
+         "ownership capacity lang summary assumptions warnings",
     declare={"host": fields.Nested(MachinesSchema, required=True, metadata=doc(
         "The machines around the cards: PSU, host RAM, CPU cores, power, UPS and feeds (their count is "
         "parallelism.machines)."))})
-CapacityResponseSchema = answer_schema(CapacityResult, "CapacityResponse", exclude=("workload",))
-DimensionScoreSchema = answer_schema(DimensionScore)
-RankedCardSchema = answer_schema(RankedCard)
-ExcludedCardSchema = answer_schema(Excluded, "ExcludedCard")
-RankResponseSchema = answer_schema(RankResult, "RankResponse")
-CandidateSchema = answer_schema(Candidate)
-PriceSchema = answer_schema(Price)
+CapacityResponseSchema = answer_schema(
+    CapacityResult, "CapacityResponse",
+    show="model target prompt_tokens output_tokens engine options best lang summary assumptions warnings")
+DimensionScoreSchema = answer_schema(
+    DimensionScore,
+    show="dimension value unit score weight contribution")
+RankedCardSchema = answer_schema(
+    RankedCard,
+    show="rank card total_score scores explanation")
+ExcludedCardSchema = answer_schema(
+    Excluded, "ExcludedCard",
+    show="card cards_needed reason")
+RankResponseSchema = answer_schema(
+    RankResult, "RankResponse",
+    show="line weights normalisation ranking excluded assumptions warnings")
+CandidateSchema = answer_schema(
+    Candidate,
+    show="card count fits figure value price_total value_per_cost reason")
+PriceSchema = answer_schema(
+    Price,
+    show="amount currency source date")
 # What an option reaches and costs, in parts that are there or null as a whole: serving figures
 # (null for training or a miss), its machines' energy (null when no count does the work), its
 # purchase (null without a card price) and its rent (null without a rental price).
 CompareOptionSchema = answer_schema(
-    CompareOption, exclude=("operating_cost_per_year",),  # electricity alone: energy.electricity_cost_per_year
+    CompareOption,
+    show="label card card_name line meets_target reason cards cards_needed machines parallelism serving time_s "
+         "energy purchase rent pareto_optimal rank warnings",  # not operating_cost_per_year: energy's electricity
     group={
         "serving": ("Serving: what each user and all of them get; null for training or when the option misses the "
                     "target.", "OptionServing",
@@ -1081,7 +1164,10 @@ CompareOptionSchema = answer_schema(
                                                 "years; 1 when renting is always cheaper. Null without a purchase "
                                                 "price.")},
                  "rent")})
-CompareResponseSchema = answer_schema(CompareResult, "CompareResponse", exclude=("workload",))
+CompareResponseSchema = answer_schema(
+    CompareResult, "CompareResponse",
+    show="model mode precision target train_tokens deadline_days years currency rank_by options best lang "
+         "summary assumptions warnings")
 
 
 def _assumptions(**kwargs):

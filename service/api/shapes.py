@@ -1,10 +1,13 @@
-"""Response schemas made from the domain's answer dataclasses: one declaration per answer.
+"""Response schemas: the answers callers read, each declared by the fields it shows.
 
-An answer field is declared once, on its dataclass, with its type and its description: the
-docstring written under the field (or a description in the field's metadata). `answer_schema` turns the dataclass into
-the marshmallow schema the views dump with; apispec turns that schema into openapi.yaml's
-component (`make spec`). Hand-written schemas remain only where an answer converts units or
-flattens several domain objects into one JSON object.
+A figure is declared once, on the domain's answer dataclass, with its type and its description:
+the docstring written under the field (or a description in the field's metadata). What an answer
+shows is declared apart, by `answer_schema(cls, show="...")`: the fields it names, in its order,
+read from the dataclass's attributes (renamed where the names differ). The contract is that list,
+not the domain's record: a field the domain adds stays out until shown, and a renamed attribute
+fails at import until mapped. apispec turns the schemas into openapi.yaml's components (`make
+spec`). Hand-written schemas remain only where an answer converts units or flattens several
+domain objects into one JSON object.
 
 The mapping of types: int -> integer, float -> number (rounded to 12 significant digits),
 str -> string, a coded Message -> a Message object {code, message, params}, bool -> boolean,
@@ -179,98 +182,105 @@ def _attribute_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _declared(cls: type, rename: Mapping[str, str], exclude: tuple[str, ...],
-              flatten: tuple[str, ...], units: Mapping[str, tuple[str, float, str]],
-              fields_: Mapping[str, fields.Field]) -> dict[str, fields.Field]:
+def _made(cls: type, field: dataclasses.Field, key: str, hint, docs: Mapping[str, str],
+          declared: Mapping[str, fields.Field]) -> fields.Field:
+    """The schema field of the JSON name `key`, reading the dataclass field `field`."""
+    metadata = dict(field.metadata)
+    if field.name in docs:
+        metadata.setdefault(DESCRIPTION, docs[field.name])
+    made = declared.get(key) or _field(hint, metadata, f"{cls.__name__}.{field.name}")
+    if key != field.name:
+        made.attribute = field.name
+    return made
+
+
+def _group(cls: type, key: str, spec: tuple, attribute_field) -> Grouped:
+    """The group `key` (description, component, {JSON name: attribute, or (attribute, its
+    description)}, optionally the attribute whose null makes the group null)."""
+    description, component, members, *when = spec
+    taken = {}
+    for json_name, said in members.items():
+        attribute, inner_description = (said, None) if isinstance(said, str) else said
+        made = copy.copy(attribute_field(attribute, f"group {key!r}"))
+        made.attribute = attribute
+        if inner_description is not None:
+            made.metadata = {**made.metadata, DESCRIPTION: inner_description}
+        taken[json_name] = made
+    inner = Schema.from_dict(taken, name=f"{component}Schema")
+    inner.__doc__ = description
+    return Grouped(inner, required=True, when=when[0] if when else None, metadata={DESCRIPTION: description})
+
+
+def _declared(cls: type, show: tuple[str, ...], rename: Mapping[str, str], flatten: tuple[str, ...],
+              units: Mapping[str, tuple[str, float, str]], declared: Mapping[str, fields.Field],
+              group: Mapping[str, tuple]) -> dict[str, fields.Field]:
     hints = typing.get_type_hints(cls)
     docs = _attribute_docs(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = (set(exclude) | set(flatten) | set(rename.values())) - names
-    if unknown:
-        raise TypeError(f"{cls.__name__}: no fields {sorted(unknown)} to exclude, flatten or rename")
+    by_name = {f.name: f for f in dataclasses.fields(cls)}
+    if len(set(show)) != len(show):
+        raise TypeError(f"{cls.__name__}: show names a field twice")
+    unused = (set(rename) | set(flatten) | set(units) | set(declared) | set(group)) - set(show)
+    if unused:
+        raise TypeError(f"{cls.__name__}: {sorted(unused)} renamed, flattened, converted, declared or grouped but "
+                        "not shown")
     json_name = {v: k for k, v in rename.items()}
+
+    def attribute_field(attribute: str, where: str) -> fields.Field:
+        if attribute not in by_name:
+            raise TypeError(f"{cls.__name__}: {where} reads {attribute!r}, which {cls.__name__} does not have "
+                            "(renamed in the domain? map the answer's name to the new one in rename=)")
+        return _made(cls, by_name[attribute], json_name.get(attribute, attribute), hints[attribute], docs, declared)
+
     out: dict[str, fields.Field] = {}
-    for field in dataclasses.fields(cls):
-        if field.name in exclude:
-            continue
-        if field.name in flatten:  # the nested answer's own schema, read through this field
-            for key, inner in nested(hints[field.name])._declared_fields.items():
+    for key in show:
+        if key in flatten:  # the nested answer's own fields, read through this attribute, here
+            attribute_field(key, f"flatten {key!r}")
+            for inner_key, inner in nested(hints[key])._declared_fields.items():
                 spliced = copy.copy(inner)
                 if isinstance(inner, Grouped):  # read through the field (several groups: no shared attribute)
-                    spliced.source = f"{field.name}.{inner.source}" if inner.source else field.name
+                    spliced.source = f"{key}.{inner.source}" if inner.source else key
                 else:
-                    spliced.attribute = f"{field.name}.{inner.attribute or key}"
-                out[key] = spliced
-            continue
-        key = json_name.get(field.name, field.name)
-        metadata = dict(field.metadata)
-        if field.name in docs:
-            metadata.setdefault(DESCRIPTION, docs[field.name])
-        made = fields_.get(key) or _field(hints[field.name], metadata, f"{cls.__name__}.{field.name}")
-        if key != field.name:
-            made.attribute = field.name
-        out[key] = made
-        for unit_key, (source, divisor, unit) in units.items():
-            if source == field.name:
-                out[unit_key] = Scaled(divisor, required=True, attribute=source, dump_only=True, metadata={
-                    DESCRIPTION: f"The same as {key}, in {unit}."})
+                    spliced.attribute = f"{key}.{inner.attribute or inner_key}"
+                out[inner_key] = spliced
+        elif key in group:
+            out[key] = _group(cls, key, group[key], attribute_field)
+        elif key in units:
+            source, divisor, unit = units[key]
+            attribute_field(source, f"units {key!r}")
+            out[key] = Scaled(divisor, required=True, attribute=source, dump_only=True, metadata={
+                DESCRIPTION: f"The same as {json_name.get(source, source)}, in {unit}."})
+        else:
+            out[key] = attribute_field(rename.get(key, key), f"show {key!r}")
     return out
 
 
-def _grouped(out: dict[str, fields.Field], cls: type, group: Mapping[str, tuple]) -> dict[str, fields.Field]:
-    """`out` with each group's fields taken out and shown as one nested object, where its first
-    field stood (null where the attribute a 4th element names is)."""
-    for key, (description, component, members, *when) in group.items():
-        taken = {}
-        attributes = {json_name: said if isinstance(said, str) else said[0] for json_name, said in members.items()}
-        for json_name, attribute in attributes.items():
-            source = next((k for k, f in out.items() if (f.attribute or k) == attribute), None)
-            if source is None:
-                raise TypeError(f"{cls.__name__}: no field {attribute!r} to group under {key!r}")
-            made = copy.copy(out[source])
-            made.attribute = attribute
-            if not isinstance(members[json_name], str):  # (attribute, its description inside the group)
-                made.metadata = {**made.metadata, DESCRIPTION: members[json_name][1]}
-            taken[json_name] = made
-        first = next(k for k, f in out.items() if (f.attribute or k) in attributes.values())
-        inner = Schema.from_dict(taken, name=f"{component}Schema")
-        inner.__doc__ = description
-        grouped = Grouped(inner, required=True, when=when[0] if when else None, metadata={DESCRIPTION: description})
-        kept: dict[str, fields.Field] = {}
-        for k, f in out.items():
-            if (f.attribute or k) not in attributes.values():
-                kept[k] = f
-            elif k == first:
-                kept[key] = grouped
-        out = kept
-    return out
-
-
-def answer_schema(cls: type, name: str | None = None, *, rename: Mapping[str, str] | None = None,
-                  exclude: tuple[str, ...] = (), flatten: tuple[str, ...] = (),
-                  units: Mapping[str, tuple[str, float, str]] | None = None,
+def answer_schema(cls: type, name: str | None = None, *, show: str, rename: Mapping[str, str] | None = None,
+                  flatten: tuple[str, ...] = (), units: Mapping[str, tuple[str, float, str]] | None = None,
                   declare: Mapping[str, fields.Field] | None = None,
                   group: Mapping[str, tuple] | None = None,
                   description: str | None = None) -> type[Schema]:
-    """The response schema of the answer dataclass `cls`, its fields in the dataclass's order.
+    """The response schema of an answer read from the dataclass `cls`: the answer's fields are
+    the ones `show` names (separated by spaces), in that order, not the dataclass's.
 
-    `rename` maps a JSON name to the attribute it reads (`{"card": "card_id"}`); `exclude` names
-    the attributes that are not part of the answer; `flatten` the nested answers whose fields
-    stand in the answer's own object, at their place; `units` adds a field shown in another unit
-    right after its source, with the unit's name (`{"total_gib": ("total_bytes", GIB, "GiB")}`);
-    `declare` declares a field by hand where its type alone does not say it; `group` shows fields of
-    the answer together as one nested object (`{"guide": (description, component, {json name:
-    attribute, or (attribute, description)})}`), where the first of them stood, null where the
-    attribute a fourth element names is (`(..., "link")`: no link, no `link` object). `name` is
-    the component's name (default: the class name), `description` the component's.
+    The contract is this list, not the domain's record: a field the domain adds stays out of the
+    answer until it is shown, and an attribute the domain renames fails here, at import, naming
+    the answer's field; mapping that name to the new attribute in `rename` keeps every caller's
+    answer as it was. A shown name reads the attribute of the same name, or the one `rename`
+    maps it to (`{"card": "card_id"}`); its type and its description (the docstring under the
+    attribute, or its metadata) are the attribute's. A shown name may also be one of
+    `flatten`, the attributes holding a nested answer whose fields stand here, in its place;
+    one of `units`, a figure shown in another unit (`{"total_gib": ("total_bytes", GIB,
+    "GiB")}`); or one of `group`, fields of the answer shown together as one nested object
+    (`{"guide": (description, component, {JSON name: attribute, or (attribute, description)})}`),
+    null where the attribute a fourth element names is (`(..., "link")`: no link, no `link`
+    object). `declare` declares a shown field by hand where its type alone does not say it.
+    `name` is the component's name (default: the class name), `description` the component's.
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass")
-    declared = _declared(cls, rename or {}, exclude, flatten, units or {}, declare or {})
-    if group:
-        declared = _grouped(declared, cls, group)
+    declared = _declared(cls, tuple(show.split()), rename or {}, flatten, units or {}, declare or {}, group or {})
     schema = Schema.from_dict(declared, name=f"{name or cls.__name__}Schema")
     schema.__doc__ = description
-    schema.answer = cls  # type: ignore[attr-defined]  # the dataclass it was made from
+    schema.answer = cls  # type: ignore[attr-defined]  # the dataclass it was read from
     _SCHEMAS[cls] = schema
     return schema

@@ -1,4 +1,5 @@
-"""answer_schema: a dataclass's fields become the answer's JSON, each type mapped once."""
+"""answer_schema: the answer's fields are the ones it shows, read from a dataclass's attributes,
+each type mapped once."""
 
 from dataclasses import dataclass, field
 
@@ -31,10 +32,11 @@ class Outer:
     latency_s: float = field(default=0.0, metadata={"description": "Seconds to the first token."})
 
 
-InnerSchema = answer_schema(Inner, "ShapeInner")
-OuterSchema = answer_schema(Outer, "ShapeOuter", exclude=("hidden",),
-                            units={"memory_gib": ("memory_bytes", 2**30, "GiB")})
-FlatSchema = answer_schema(Outer, "ShapeFlat", exclude=("hidden", "points"), flatten=("speed",))
+InnerSchema = answer_schema(Inner, "ShapeInner", show="tokens_per_s bound")
+OuterSchema = answer_schema(Outer, "ShapeOuter", show="cards fits memory_bytes memory_gib speed note points rates value "
+                            "latency_s", units={"memory_gib": ("memory_bytes", 2**30, "GiB")})
+FlatSchema = answer_schema(Outer, "ShapeFlat", show="cards fits memory_bytes speed note rates value latency_s",
+                           flatten=("speed",))
 OUTER = Outer(cards=2, fits=True, memory_bytes=3 * 2**30, speed=Inner(tokens_per_s=0.1 + 0.2, bound="memory"),
               note=None, points=(Inner(tokens_per_s=1.0, bound="compute"),), rates={"bf16": 1e15},
               value="auto", latency_s=0.25)
@@ -56,9 +58,10 @@ def test_each_type_maps_to_its_field(name, kind, nullable):
     assert isinstance(made, kind) and made.required and made.allow_none is nullable
 
 
-def test_fields_keep_the_dataclass_order_and_a_unit_follows_its_source():
+def test_the_answer_has_the_fields_it_shows_in_that_order():
     assert list(OuterSchema._declared_fields) == [
         "cards", "fits", "memory_bytes", "memory_gib", "speed", "note", "points", "rates", "value", "latency_s"]
+    assert list(answer_schema(Outer, "ShapeFew", show="latency_s cards")._declared_fields) == ["latency_s", "cards"]
 
 
 def test_a_description_in_the_dataclass_metadata_reaches_the_schema():
@@ -77,19 +80,38 @@ def test_the_dump_rounds_converts_and_flattens(dump):
     assert flat["tokens_per_s"] == 0.3 and flat["bound"] == "memory" and "speed" not in flat
 
 
-def test_a_new_answer_field_reaches_the_json_with_no_other_edit():
+def test_a_field_the_domain_adds_stays_out_of_the_answer_until_it_is_shown():
     @dataclass(frozen=True, kw_only=True)
     class Grown(Inner):
         time_to_first_token_s: float
 
     grown = Grown(tokens_per_s=2.0, bound="memory", time_to_first_token_s=0.5)
-    assert dumper(answer_schema(Grown, "ShapeGrown"))(grown)["time_to_first_token_s"] == 0.5
+    assert dumper(answer_schema(Grown, "ShapeGrown", show="tokens_per_s bound"))(grown) == dumper(InnerSchema)(grown)
+    shown = answer_schema(Grown, "ShapeGrownShown", show="tokens_per_s bound time_to_first_token_s")
+    assert dumper(shown)(grown)["time_to_first_token_s"] == 0.5
+
+
+def test_a_rename_in_the_domain_fails_at_import_and_one_mapping_keeps_the_callers_answer():
+    @dataclass(frozen=True, kw_only=True)
+    class Renamed:  # Inner, with tokens_per_s renamed in the domain
+        decode_tokens_per_s: float
+        bound: str
+
+    with pytest.raises(TypeError, match="show 'tokens_per_s' reads 'tokens_per_s'.*rename"):
+        answer_schema(Renamed, "ShapeRenamed", show="tokens_per_s bound")
+    mapped = answer_schema(Renamed, "ShapeRenamed", show="tokens_per_s bound",
+                           rename={"tokens_per_s": "decode_tokens_per_s"})
+    assert dumper(mapped)(Renamed(decode_tokens_per_s=0.3, bound="memory")) == \
+        dumper(InnerSchema)(Inner(tokens_per_s=0.3, bound="memory")) == {"tokens_per_s": 0.3, "bound": "memory"}
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"exclude": ("nope",)}, "nope"),
-    ({"flatten": ("missing",)}, "missing"),
-    ({}, "object"),  # `hidden: object` has no JSON form unless excluded
+    ({"show": "cards nope"}, "nope"),
+    ({"show": "cards missing", "flatten": ("missing",)}, "missing"),
+    ({"show": "cards", "flatten": ("speed",)}, "not shown"),  # declared for nothing
+    ({"show": "cards", "rename": {"count": "cards"}}, "not shown"),
+    ({"show": "cards cards"}, "twice"),
+    ({"show": "cards hidden"}, "object"),  # `hidden: object` has no JSON form
 ])
 def test_what_has_no_form_is_an_error_not_a_dropped_field(kwargs, message):
     with pytest.raises(TypeError, match=message):
@@ -106,7 +128,7 @@ def test_a_nested_answer_must_be_declared_first():
         child: Orphan
 
     with pytest.raises(TypeError, match="Orphan has no answer schema"):
-        answer_schema(Parent)
+        answer_schema(Parent, show="child")
 
 
 def test_a_docstring_under_a_field_is_its_description_and_units_say_their_source():
@@ -132,17 +154,17 @@ class RunAnswer:
     cards: int
 
 
-RunSchema = answer_schema(Run, "ShapeRun", group={"guide": ("The guide's figures.", "ShapeRunGuide", {
-    "time_s": "time_s_guide", "sync_s": "sync_s_guide"})})
-RunAnswerSchema = answer_schema(RunAnswer, "ShapeRunAnswer", flatten=("run",))
+RunSchema = answer_schema(Run, "ShapeRun", show="time_s guide", group={"guide": (
+    "The guide's figures.", "ShapeRunGuide", {"time_s": "time_s_guide", "sync_s": "sync_s_guide"})})
+RunAnswerSchema = answer_schema(RunAnswer, "ShapeRunAnswer", show="run cards", flatten=("run",))
 
 
-def test_a_group_shows_the_answers_own_fields_as_one_nested_object_where_the_first_stood():
+def test_a_group_shows_the_answers_own_fields_as_one_nested_object():
     run = RunAnswer(run=Run(time_s=10.0, time_s_guide=12.0, sync_s_guide=0.5), cards=8)
     expected = {"time_s": 10.0, "guide": {"time_s": 12.0, "sync_s": 0.5}}
     assert dumper(RunSchema)(run.run) == RunSchema().dump(run.run) == expected
     assert dumper(RunAnswerSchema)(run) == RunAnswerSchema().dump(run) == {**expected, "cards": 8}
     inner = RunSchema().fields["guide"].schema.fields
     assert inner["time_s"].metadata["description"] == "The guide's time."
-    with pytest.raises(TypeError, match="no field 'speed_s'"):
-        answer_schema(Run, "ShapeBad", group={"guide": ("", "ShapeBadGuide", {"speed": "speed_s"})})
+    with pytest.raises(TypeError, match="group 'guide' reads 'speed_s'"):
+        answer_schema(Run, "ShapeBad", show="guide", group={"guide": ("", "ShapeBadGuide", {"speed": "speed_s"})})
