@@ -1,19 +1,15 @@
 """The catalog endpoints: cards (the guide's tiers and real cards) and model presets."""
 
-from flask import Blueprint, request
+from flask import Blueprint
 from werkzeug.exceptions import NotFound
 
 from ..sizing import GIB, UnknownCardError, UnknownModelError
 from . import schemas as s
 from .catalogs import current_catalogs
-from .dump import dumper
-from .jsonio import query_args
-from .operations import operation
+from .operations import answered, asked, operation
 
 bp = Blueprint("catalog", __name__)
 
-_card, _cards, _query = dumper(s.CardSchema), dumper(s.CardListSchema), s._CardQuerySchema()
-_model, _models = dumper(s.ModelPresetSchema), dumper(s.ModelListSchema)
 
 
 def matches(card, query: dict) -> bool:
@@ -44,10 +40,10 @@ def list_cards():
     """Use to find card ids. Lists the guide's tiers (C30 to D-L) and real cards with memory in GiB,
     bandwidth in GB/s, dense TFLOP/s per precision, power in W, interconnect, ECC, tier and
     source."""
-    query = _query.load(query_args(request))
+    query = asked()
     catalogs = current_catalogs()
     cards = matching(query)
-    return _cards({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id))
+    return answered({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id))
                                                      for c in cards]})
 
 
@@ -68,7 +64,7 @@ def get_card(card_id: str):
         card = catalogs.cards.get(card_id)
     except UnknownCardError as exc:
         raise NotFound(exc.message) from None
-    return _card((card, catalogs.prices.get(card.id), catalogs.rents.get(card.id)))
+    return answered((card, catalogs.prices.get(card.id), catalogs.rents.get(card.id)))
 
 
 @bp.get("/models")
@@ -82,7 +78,7 @@ def list_models():
     """Use to find model ids. Lists the presets with their exact parameter counts, architecture
     (layers, heads, KV heads, head dimension), KV cache bytes per token, and sources."""
     models = current_catalogs().models.models
-    return _models({"count": len(models), "models": models})
+    return answered({"count": len(models), "models": models})
 
 
 @bp.get("/models/<path:model_id>")
@@ -99,6 +95,6 @@ def get_model(model_id: str):
     and aliases are case-insensitive (meta-llama/Llama-3.1-70B-Instruct); unknown names answer
     404 with the closest."""
     try:
-        return _model(current_catalogs().models.get(model_id))
+        return answered(current_catalogs().models.get(model_id))
     except UnknownModelError as exc:
         raise NotFound(exc.message) from None

@@ -1,6 +1,6 @@
 """POST /compare: a purchase decision in one request, as JSON, a CSV table, or a printable page."""
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from ..limits import PLOT_COST, charge, heavy, model_weight
 from ..metrics import count_estimate
@@ -11,15 +11,12 @@ from . import schemas as s
 from .catalog import matching
 from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
-from .dump import dumper
-from .jsonio import json_body
 from .lang import asked_lang
-from .operations import operation
+from .operations import answered, asked, operation
 from .report import HTML_MIME, report_page
 
 bp = Blueprint("compare", __name__)
 
-_compare_in, _compare_out = s.CompareRequestSchema(), dumper(s.CompareResponseSchema)
 
 # (column, path into an option); every number carries its unit or currency in the name.
 COLUMNS = (
@@ -73,7 +70,7 @@ def compare():
     Per option the cards, speed or training time, power, capital, operating and ownership cost,
     cost per token or run, rent and break-even. JSON, CSV (text/csv) or an HTML report
     (text/html)."""
-    args = _compare_in.load(json_body(request))
+    args = asked()
     catalogs = current_catalogs()
     offers = _offers(args, catalogs)
     kind = preferred(("application/json", "text/csv", HTML_MIME))
@@ -84,7 +81,7 @@ def compare():
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
                             args.get("rank_by"), asked_lang(args.get("lang")))
     count_estimate("compare", "none")
-    answer = _compare_out(result)
+    answer = answered(result)
     if kind == "text/csv":
         return table_csv(answer["options"], COLUMNS)
     if kind == HTML_MIME:

@@ -1,7 +1,7 @@
 """The procurement endpoints: rank, recommend, normalise a marketing figure, troubleshoot."""
 
 
-from flask import Blueprint, request
+from flask import Blueprint
 
 from ..limits import charge, model_weight
 from ..metrics import count_estimate
@@ -20,18 +20,12 @@ from ..sizing import recommend as rec
 from . import problem_messages as P
 from . import schemas as s
 from .catalogs import caller_prices, current_catalogs
-from .dump import dumper
-from .jsonio import json_body, query_args
 from .lang import answer_lang
-from .operations import operation
+from .operations import answered, asked, operation
 
 bp = Blueprint("decisions", __name__)
 RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about three estimates
 
-_rank_in, _rank_out = s.RankRequestSchema(), dumper(s.RankResponseSchema)
-_recommend_in, _recommend_out = s.RecommendRequestSchema(), dumper(s.RecommendResponseSchema)
-_normalize_in, _normalize_out = s.NormalizeRequestSchema(), dumper(s.NormalizeResponseSchema)
-_trouble_in, _trouble_out = s._TroubleshootQuerySchema(), dumper(s.TroubleshootResponseSchema)
 
 
 @bp.post("/rank")
@@ -47,7 +41,7 @@ def rank():
     """Use for "which card is best for my line". Scores dense compute, memory, bandwidth, interconnect
     and efficiency/stability 0-100 against the best compared card, weighted by the guide (or
     given weights); memory first as a threshold when a model is given."""
-    args = _rank_in.load(json_body(request))
+    args = asked()
     charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING())
     catalogs = current_catalogs()
     names = args.get("cards")
@@ -58,7 +52,7 @@ def rank():
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
                         args.get("count"))
     count_estimate("rank", line)
-    return _rank_out(said_in(answer_lang(args), result))
+    return answered(said_in(answer_lang(args), result))
 
 
 def _single_line(cards) -> str:
@@ -85,7 +79,7 @@ def recommend():
     splittable) pick the line; memory picks candidates; the fastest (or best per cost with
     prices) wins. Answers tier, count, tokens/s or training tokens/s, host sizing (W, GB) and
     reasons in en or zh."""
-    args = _recommend_in.load(json_body(request))
+    args = asked()
     charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RECOMMENDATION())
     catalogs = current_catalogs()
     scenario = rec.SCENARIOS.get(args.get("scenario"))
@@ -98,7 +92,7 @@ def recommend():
     result = rec.recommend(model, workload, constraints, catalogs.cards, prices, args.get("target"),
                            assumed)
     count_estimate("recommend", result.line)
-    return _recommend_out(_answer(result, scenario, answer_lang(args)))
+    return answered(_answer(result, scenario, answer_lang(args)))
 
 
 def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
@@ -143,8 +137,8 @@ def normalize():
     """Use to compare a vendor's TFLOPS or TOPS. Halves sparse figures, converts FP16-accumulate rates,
     and gives the dense figure for each precision (FP8/INT8 = 2x BF16, FP4 = 4x, TF32 = 0.5x),
     naming each rule applied."""
-    args = _normalize_in.load(json_body(request))
-    return _normalize_out(said_in(answer_lang(args),
+    args = asked()
+    return answered(said_in(answer_lang(args),
                                   normalise_figure(args["value"], args["precision"], args["sparse"],
                                                    args.get("accumulate"))))
 
@@ -161,10 +155,10 @@ def troubleshoot():
     """Use when a card misbehaves. Matches free text in Chinese or English against the guide's table
     (cause, quick check, fix), ranked, with the five-step diagnosis order and power-cap advice
     for long-running consumer cards."""
-    args = _trouble_in.load(query_args(request))
+    args = asked()
     lang = answer_lang(args)
     result = diagnose(args["q"], lang, args.get("line"), args["limit"])
-    return _trouble_out({
+    return answered({
         "query": result.query, "lang": lang,
         "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}
                     for m in result.matches],

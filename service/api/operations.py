@@ -4,17 +4,23 @@ get it as a tool; the view's docstring is its description. `make spec` writes op
 paths from these declarations and the app's routes (service/api/spec.py), so a path, its
 parameters and its answer are declared once, in code.
 
-This plays flask-smorest's part (`@blp.arguments` / `@blp.response`) without its parsing and
-dumping: a view parses with its schema and dumps with the compiled dumper (dump.py), which
-`make bench` measured at a fraction of marshmallow's `Schema.dump` on a full answer (see the
-README's design notes); the declaration only describes.
+This plays flask-smorest's part (`@blp.arguments` / `@blp.response`): a view parses its
+request with `asked()` and dumps its answer with `answered()`, both reading the schemas its
+declaration names, so that what the contract says a route takes and answers is what it parses
+and dumps. The answer is dumped by the compiled dumper (dump.py), which `make bench` measured
+at a fraction of marshmallow's `Schema.dump` on a full answer (see the README's design notes).
 """
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flask import current_app, request
 from marshmallow import Schema
+
+from .dump import dumper
+from .jsonio import json_body, query_args
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,37 @@ def operation(**declared) -> Callable:
         return view
 
     return declare
+
+
+def declared() -> Operation:
+    """The declaration of the route the current request reached."""
+    return current_app.view_functions[request.endpoint].operation
+
+
+@functools.cache
+def _parser(schema: type[Schema]) -> Schema:
+    return schema()
+
+
+def asked(body: Any = None, without: tuple[str, ...] = ()) -> dict:
+    """The request's arguments, parsed with the schema its route declares: the JSON body (or
+    `body`, already read) when it declares one, else the query parameters less `without` (read
+    by the view itself, as `fields=`)."""
+    said = declared()
+    if said.body is not None:
+        return _parser(said.body).load(json_body(request) if body is None else body)
+    assert said.query is not None, f"{said.operation_id} declares neither a body nor query parameters"
+    query = query_args(request)
+    for name in without:
+        query.pop(name, None)
+    return _parser(said.query).load(query)
+
+
+def answered(result: Any) -> dict:
+    """`result` as the answer its route declares (the schema's compiled dumper)."""
+    answer = declared().answer
+    assert answer is not None, "a route answering plain text has no schema to dump with"
+    return dumper(answer)(result)
 
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).

@@ -4,23 +4,21 @@ curve. Drawn with matplotlib, imported only when a plot is asked for."""
 import io
 import warnings
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 from ..limits import PLOT_COST, charge, heavy
 from ..sizing import questions as domain
 from . import problem_messages as P
 from . import schemas as s
 from .cache import cached
-from .jsonio import query_args
-from .operations import operation
+from .operations import asked, operation
 
 bp = Blueprint("plots", __name__)
-_query = s._EstimateQuerySchema()
 SVG_MIME = "image/svg+xml"
 
 
 def _throughput():
-    args = _query.load(query_args(request))
+    args = asked()
     charge(PLOT_COST, P.COST_OF_PLOT())
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 

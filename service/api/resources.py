@@ -19,21 +19,14 @@ from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
 from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
-from .jsonio import json_body, json_items, query_args
+from .jsonio import json_body, json_items
 from .lang import answer_lang, asked_lang
-from .operations import FIELDS_PARAMETER, operation
+from .operations import FIELDS_PARAMETER, answered, asked, operation
 
 bp = Blueprint("sizing", __name__)
 
-_estimate_in, _estimate_out = s.EstimateRequestSchema(), dumper(s.EstimateResponseSchema)
-_estimate_query = s._EstimateQuerySchema()
-_batch_in, _sweep_in = s.BatchRequestSchema(), s.SweepRequestSchema()
+_estimate_in, _estimate_out = s.EstimateRequestSchema(), dumper(s.EstimateResponseSchema)  # also a batch's items
 MAX_BATCH_ITEMS = 1000
-_memory_in, _memory_out = s.MemoryRequestSchema(), dumper(s.MemoryResponseSchema)
-_throughput_in, _throughput_out = s.ThroughputRequestSchema(), dumper(s.ThroughputResponseSchema)
-_scaling_in, _scaling_out = s.ScalingRequestSchema(), dumper(s.ScalingResponseSchema)
-_cost_in, _cost_out = s.CostRequestSchema(), dumper(s.CostResponseSchema)
-_capacity_in, _capacity_out = s.CapacityRequestSchema(), dumper(s.CapacityResponseSchema)
 
 
 def _price(args: dict, hardware) -> Price | None:
@@ -106,7 +99,7 @@ def estimate():
     bytes, fit, card count and plan, tokens/s per stream and at full load or training time in s,
     power, electricity per year, a quotable summary."""
     paths = _fields(request.args)
-    args = _estimate_in.load(json_body(request))
+    args = asked()
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
@@ -124,9 +117,7 @@ def estimate_get():
     """Use from a chatbot for "can model X run on card Y". Same answer as POST /estimate from flat
     parameters; memory in bytes, speed in tokens/s, cost per year, and a summary in en or zh."""
     paths = _fields(request.args)
-    query = query_args(request)
-    query.pop("fields", None)
-    args = _estimate_query.load(query)
+    args = asked(without=("fields",))
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
@@ -155,7 +146,7 @@ def estimate_batch():
     if isinstance(items, list):  # each item weighed by its model's layers, before any is computed
         charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
                P.COST_OF_BATCH(items=len(items)))
-    args = _batch_in.load(body)
+    args = asked(body)
     return _items(_item(i, lambda raw=raw: _estimate_in.load(raw), raw.get("lang") if isinstance(raw, dict) else None)
                   for i, raw in enumerate(args["items"]))
 
@@ -174,7 +165,7 @@ def estimate_sweep():
     """Use from a dashboard to compare cards for one workload. One estimate per card (filters line,
     kind, vendor, tier, min_memory_gib). JSON, or CSV with Accept text/csv in bytes, tokens/s,
     s, W, kWh."""
-    args = _sweep_in.load(json_body(request))
+    args = asked()
     cards = matching(args.get("filters"))
     charge(len(cards) * model_weight(args["model"]), P.COST_OF_SWEEP(cards=len(cards)))
     base = {k: v for k, v in args.items() if k not in ("filters", "count")}
@@ -225,12 +216,12 @@ def memory():
     """Use for "how much memory does model X need for inference or training". Answers bytes by
     component (weights, gradients, optimizer, KV cache, activations, runtime) and, with
     hardware, the fit and least card count."""
-    args = _memory_in.load(json_body(request))
+    args = asked()
     charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
     result = said_in(answer_lang(args), domain.memory(args["model"], args["workload"], hardware))
     count_estimate("memory", hardware.card.line if hardware else "none")
-    return _memory_out(result)
+    return answered(result)
 
 
 @bp.post("/throughput")
@@ -246,11 +237,11 @@ def throughput():
     """Use for "how fast will model X generate on cards Y". Answers the plan, the roofline in
     FLOP/byte, decode tokens/s per stream and in total priced on the plan's links, and output
     tokens/s at full load."""
-    args = _throughput_in.load(json_body(request))
+    args = asked()
     charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT())
     result = said_in(answer_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
     count_estimate("throughput", result.card.line)
-    return _throughput_out(result)
+    return answered(result)
 
 
 @bp.post("/scaling")
@@ -269,12 +260,12 @@ def scaling():
     """Use for "how long does training on N cards take". Answers 6ND compute in FLOPs, the plan, time
     in s from the plan's step (the guide's curve beside it), a curve over card counts, and cards
     for a deadline."""
-    args = _scaling_in.load(json_body(request))
+    args = asked()
     charge(model_weight(args["model"]), P.COST_OF_SCALING())
     result = said_in(answer_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
                                                  args.get("deadline_days")))
     count_estimate("scaling", result.card.line)
-    return _scaling_out(result)
+    return answered(result)
 
 
 @bp.post("/capacity")
@@ -294,7 +285,7 @@ def scaling():
 def capacity():
     """Use for "how many cards of each kind serve N users at S tokens/s each". Answers per card the
     cards, machines and plan, tokens/s per user, time to first token in s, and power in W."""
-    args = _capacity_in.load(json_body(request))
+    args = asked()
     catalogs = current_catalogs()
     if "cards" in args:
         named = (catalogs.cards.get(name, "cards") for name in args["cards"])
@@ -306,7 +297,7 @@ def capacity():
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              asked_lang(args.get("lang")))
     count_estimate("capacity", "none")
-    return _capacity_out(result)
+    return answered(result)
 
 
 @bp.post("/cost")
@@ -322,9 +313,9 @@ def cost():
     """Use for "what does the electricity cost". Give cards (hardware, priced at the draw of the
     machines that carry them) or an installation's draw (power_w, used as given). Answers kWh
     and cost per day, per year, over the years and for the fleet."""
-    args = _cost_in.load(json_body(request))
+    args = asked()
     hardware = args.get("hardware")
     result = said_in(answer_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),
                                               args.get("overhead_fraction")))
     count_estimate("cost", hardware.card.line if hardware else "none")
-    return _cost_out(result)
+    return answered(result)

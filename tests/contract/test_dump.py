@@ -10,7 +10,7 @@ import inspect
 import pytest
 from marshmallow import fields
 
-from service.api import catalog, decisions, resources, schemas
+from service.api import operations, resources, schemas
 from service.api.dump import dumper
 from service.app import create_app
 
@@ -46,6 +46,11 @@ QUESTIONS = [
     ("POST", "/recommend", {"scenario": "team_inference"}),
     ("POST", "/normalize", {"value": 1979, "precision": "fp8", "sparse": True}),
     ("GET", "/troubleshoot?q=out%20of%20memory", None),
+    ("POST", "/compare", {"model": "llama-3.1-70b", "options": [{"card": "h100-sxm", "count": 4}, {"card": "l40s"}],
+                          "target": {"concurrent_users": 20, "tokens_per_s_per_user": 15},
+                          "prices": {"h100-sxm": 25000}, "rent_per_card_hour": {"h100-sxm": 2.5}}),
+    ("POST", "/compare", {"model": "llama-3.1-8b", "options": [{"card": "h100-sxm", "count": 8}, {"card": "rtx-4090"}],
+                          "workload": {"mode": "pretrain", "train_tokens": 1e10}, "deadline_days": 30}),
 ]
 
 checked: list[str] = []
@@ -65,10 +70,11 @@ def _checking(compiled):
 
 @pytest.fixture()
 def both_ways(monkeypatch):
-    for module in (resources, decisions, catalog):
-        for name, value in list(vars(module).items()):
-            if inspect.isfunction(value) and hasattr(value, "schema"):
-                monkeypatch.setattr(module, name, _checking(value))
+    """The dumper `answered()` uses for each route's declared answer, and the estimate's own."""
+    monkeypatch.setattr(operations, "dumper", lambda schema: _checking(dumper(schema)))
+    for name, value in list(vars(resources).items()):
+        if inspect.isfunction(value) and hasattr(value, "schema"):
+            monkeypatch.setattr(resources, name, _checking(value))
 
 
 @pytest.fixture(scope="module")
