@@ -20,9 +20,11 @@ def asked_lang(given: str | None) -> str | None:
 
 def problem_lang() -> str:
     """The language of an error answer, which the request's schema may not have read: the body's
-    `lang` (kept by json_body), else the query's (a route that does not exist, a GET), else
-    Accept-Language, else English."""
-    given = next((lang for lang in (g.get("asked_lang"), request.args.get("lang")) if lang in defaults.LANGS), None)
+    `lang` (kept by json_body), else the query's (a GET, a route that does not exist), else
+    Accept-Language, else English. A POST says its lang in its body, as its answer does: a
+    `?lang=` on a POST moves neither its answer nor its errors."""
+    query = request.args.get("lang") if request.method != "POST" else None
+    given = next((lang for lang in (g.get("asked_lang"), query) if lang in defaults.LANGS), None)
     return asked_lang(given) or "en"
 
 

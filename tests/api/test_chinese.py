@@ -257,6 +257,21 @@ def test_an_error_in_english_keeps_its_words_and_gains_its_code(client):
     assert zh["errors"][0]["code"] == "input_between" and zh["errors"][0]["params"] == {"min": 1, "max": 100000}
 
 
+def test_a_post_says_its_answer_and_its_errors_in_the_same_language():
+    """A POST's lang is in its body (the contract declares it there): a ?lang= beside it moves
+    neither the answer nor an error, so the two never disagree."""
+    from service.app import create_app
+    client = create_app({"TESTING": True, "CACHE_SIZE": 0}).test_client()
+    good = {"model": "llama-2-7b", "hardware": {"card": "h100-sxm"}}
+    answer = client.post("/v1/estimate?lang=zh", json=good).get_json()
+    error = client.post("/v1/estimate?lang=zh", json={**good, "hardware": {"card": "h100-sxm", "count": 0}}).get_json()
+    assert not CJK.search(answer["summary"]) and not CJK.search(error["detail"]), (answer["summary"], error["detail"])
+    zh = {**good, "lang": "zh"}
+    answer = client.post("/v1/estimate", json=zh).get_json()
+    error = client.post("/v1/estimate", json={**zh, "hardware": {"card": "h100-sxm", "count": 0}}).get_json()
+    assert CJK.search(answer["summary"]) and CJK.search(error["detail"])
+
+
 def test_every_string_of_a_chinese_answer_is_chinese(client):
     left = {}
     for where, answer in _answers(client):
