@@ -1328,17 +1328,17 @@ ERROR_CARD_NOT_SIZED = template(
     "dense_tflops, power_w)",
     "a card the catalog names but does not size, and why")
 ERROR_UNKNOWN_CARD = template(
-    "error_unknown_card", "unknown card {name!r}; GET /cards lists the catalog", "no card has this name")
+    "error_unknown_card", "unknown card {name!r}; GET /v1/cards lists the catalog", "no card has this name")
 ERROR_UNKNOWN_CARD_CLOSEST = template(
-    "error_unknown_card_closest", "unknown card {name!r}; closest: {closest}; GET /cards lists the catalog",
+    "error_unknown_card_closest", "unknown card {name!r}; closest: {closest}; GET /v1/cards lists the catalog",
     "no card has this name; the closest names")
 ERROR_UNKNOWN_MODEL = template(
     "error_unknown_model",
-    "unknown model {name!r}; GET /models lists the presets, or give params_billion or hf_config",
+    "unknown model {name!r}; GET /v1/models lists the presets, or give params_billion or hf_config",
     "no model preset has this name")
 ERROR_UNKNOWN_MODEL_CLOSEST = template(
     "error_unknown_model_closest",
-    "unknown model {name!r}; closest: {closest}; GET /models lists the presets, or give params_billion or "
+    "unknown model {name!r}; closest: {closest}; GET /v1/models lists the presets, or give params_billion or "
     "hf_config",
     "no model preset has this name; the closest names")
 ERROR_UNKNOWN_LINE = template(
