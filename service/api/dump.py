@@ -12,6 +12,7 @@ something different.
 """
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -125,11 +126,30 @@ def _compile(plan, converters, mapping: bool) -> Callable[[Any], dict]:
     return namespace["dump"]
 
 
+# A dumper is registered in _COMPILED before its fields are compiled (a schema may nest itself), so
+# other threads read only _WHOLE: the dumpers whose outermost build has finished. One lock builds,
+# re-entered by the thread that builds the nested ones.
+_WHOLE: dict[type[Schema], Callable[[Any], dict]] = {}
+_BUILDING = threading.RLock()
+_depth = 0
+
+
 def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
-    """A function equal to `schema_class().dump`, built once per schema class."""
-    if schema_class not in _COMPILED:
-        _COMPILED[schema_class] = _build(schema_class, None)
-    return _COMPILED[schema_class]
+    """A function equal to `schema_class().dump`, built once per schema class (thread-safe)."""
+    made = _WHOLE.get(schema_class)
+    if made is not None:
+        return made
+    global _depth
+    with _BUILDING:
+        _depth += 1
+        try:
+            if schema_class not in _COMPILED:
+                _COMPILED[schema_class] = _build(schema_class, None)
+            return _COMPILED[schema_class]
+        finally:
+            _depth -= 1
+            if _depth == 0:  # everything this build made is whole now
+                _WHOLE.update(_COMPILED)
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,6 +12,7 @@ from marshmallow import fields
 
 from service.api import operations, resources, schemas
 from service.api.dump import dumper
+from service.api.shapes import Num
 from service.app import create_app
 
 QUESTIONS = [
@@ -103,3 +104,33 @@ def test_a_field_type_without_a_compiled_form_is_refused():
 
     with pytest.raises(TypeError, match="DateTime"):
         dumper(Odd)
+
+
+def test_threads_dumping_a_schema_first_all_get_the_whole_dumper():
+    """A dumper is registered before its fields are compiled (a schema may nest itself); threads
+    asking for it at once must wait for the whole one, not call the half-built one (a KeyError
+    and a 500 under gunicorn's threads before)."""
+    import threading
+
+    from marshmallow import Schema
+
+    for attempt in range(20):
+        inner = Schema.from_dict({f"x{i}": Num() for i in range(40)}, name=f"RaceInner{attempt}")
+        outer = Schema.from_dict({"inner": fields.Nested(inner), **{f"y{i}": fields.Integer() for i in range(40)}},
+                                 name=f"RaceOuter{attempt}")
+        obj = {"inner": {f"x{i}": i / 3 for i in range(40)}, **{f"y{i}": i for i in range(40)}}
+        start, answers, errors = threading.Barrier(8), [], []
+
+        def dump(outer=outer, obj=obj, start=start, answers=answers, errors=errors):
+            start.wait(timeout=10)
+            try:
+                answers.append(dumper(outer)(obj))
+            except Exception as exc:  # noqa: BLE001 - what the half-built dumper raised
+                errors.append(exc)
+
+        threads = [threading.Thread(target=dump) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert not errors and len(answers) == 8 and all(a == outer().dump(obj) for a in answers)
