@@ -42,9 +42,15 @@ def update(lang: str) -> Path:
         old = read_po(po, locale=lang)
     made = Catalog(locale=lang, project=old.project, header_comment=old.header_comment, fuzzy=False)
     for template in TEMPLATES.values():
-        said = old.get(template.english)
-        made.add(template.english, said.string if said else "",
-                 auto_comments=[f"{template.code}: {template.meaning}"], flags=["python-brace-format"])
+        said = (old.get(template.one) if template.one else None) or old.get(template.english)
+        string = said.string if said else ""
+        if template.one is None:  # one sentence (the first form of what was a plural)
+            made.add(template.english, string if isinstance(string, str) else string[0],
+                     auto_comments=[f"{template.code}: {template.meaning}"], flags=["python-brace-format"])
+            continue
+        forms = (string,) * made.num_plurals if isinstance(string, str) else tuple(string)
+        made.add((template.one, template.english), forms, auto_comments=[f"{template.code}: {template.meaning}"],
+                 flags=["python-brace-format"])
     for text, where in data_texts().items():
         said = old.get(text, context=DATA_CONTEXT)
         made.add(text, said.string if said else "", auto_comments=[where], context=DATA_CONTEXT)

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from babel.messages.pofile import read_po
 
 from .cards import Card, Catalog, build_catalog, family, normalise_name, real_card, tier_card
+from .messages import Forms, Translations
 from .presets import ModelCatalog, ModelPreset, build_model_catalog, model_preset, shared_configs
 
 
@@ -28,7 +29,7 @@ DATA_CONTEXT = "catalog"
 
 
 @cache
-def translations(lang: str) -> Mapping[str, str]:
+def translations(lang: str) -> Translations:
     """The coded messages' sentences in `lang` (English -> translation), from the packaged
     gettext catalog locale/LANG.po; English is the messages' own and needs none."""
     return _entries(lang, None)
@@ -38,18 +39,25 @@ def translations(lang: str) -> Mapping[str, str]:
 def data_translations(lang: str) -> Mapping[str, str]:
     """The catalog data a message quotes, in `lang` (English -> translation): the entries of
     locale/LANG.po under the context "catalog" (see `data_texts`)."""
-    return _entries(lang, DATA_CONTEXT)
+    entries = _entries(lang, DATA_CONTEXT)
+    return MappingProxyType({text: said for text, said in entries.items() if isinstance(said, str)})
 
 
-def _entries(lang: str, context: str | None) -> Mapping[str, str]:
+def _entries(lang: str, context: str | None) -> Translations:
     if lang == "en":
         return MappingProxyType({})
     path = resources.files(__package__).joinpath(f"locale/{lang}.po")
     with path.open("rb") as po:
         parsed = read_po(po, locale=lang)
-    return MappingProxyType({entry.id: entry.string for entry in parsed
-                             if entry.id and isinstance(entry.id, str) and isinstance(entry.string, str)
-                             and entry.string and entry.context == context})
+    entries: dict[str, str | Forms] = {}
+    for entry in parsed:
+        if not entry.id or not entry.string or entry.context != context:
+            continue
+        if isinstance(entry.id, str) and isinstance(entry.string, str):
+            entries[entry.id] = entry.string
+        elif isinstance(entry.id, tuple):  # a plural: keyed by its English plural, as its template is
+            entries[entry.id[1]] = Forms(entry.string, parsed.plural_expr)
+    return MappingProxyType(entries)
 
 
 def data_texts() -> dict[str, str]:

@@ -9,16 +9,23 @@ parameters, so that the edge can say it in the caller's language from a gettext 
 --check` fails on a template without its translation or an entry no template uses).
 
 Parameters are numbers in SI (watts, seconds, tokens), ids, other Messages (said in the same
-language) or tuples of Messages (joined as a list). A template converts units for the reader
-with a prefix on the format spec: `{power_w:kW|,.1f}` is watts shown in kW, `{share:pct|.0f} %` a
-fraction shown in percent.
+language) or tuples of Messages (joined as a list). A template that counts something says it in
+the plural forms of each language, as gettext does: `one` is the English for a `count` of 1 (the
+catalog's msgid, `english` its msgid_plural), and each language's entry holds one sentence per
+plural form of that language (Chinese has one), chosen by its catalog's Plural-Forms rule. A
+template converts units for the reader with a prefix on the format spec: `{power_w:kW|,.1f}` is
+watts shown in kW, `{share:pct|.0f} %` a fraction shown in percent.
 """
 
 import functools
+import gettext
 import math
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+# What a language's catalog holds: English -> its sentence, or its sentences by plural form.
+Translations = Mapping[str, "str | Forms"]
 
 # Unit prefixes a template's format spec may carry: the parameter (in its SI unit) is divided by
 # the first's factor or multiplied by the second's, as the English always computed it.
@@ -81,9 +88,17 @@ class Template:
     code: str
     english: str
     meaning: str
+    one: str | None = None
+    """The English when `count` is 1 (a plural template); `english` is said for every other count."""
+    count: str | None = None
+    """The parameter a plural template counts."""
 
     def __call__(self, **params) -> "Message":
         return Message(self, params)
+
+    def text_for(self, params: Mapping[str, object]) -> str:
+        """The English for these parameters: `one` for a count of 1, else `english`."""
+        return self.one if self.one is not None and params[self.count] == 1 else self.english  # type: ignore[index]
 
     @property
     def fields(self) -> frozenset[str]:
@@ -113,7 +128,7 @@ class Message(str):
         if text is None:
             if params.keys() != template.fields:
                 raise TypeError(f"{template.code} takes {sorted(template.fields)}, got {sorted(params)}")
-            text = _format(template.english, params, None, (LIST_SEPARATOR.english, NAME_SEPARATOR.english))
+            text = _format(template.text_for(params), params, None, (LIST_SEPARATOR.english, NAME_SEPARATOR.english))
         message = super().__new__(cls, text)
         message.template, message.params = template, params
         return message
@@ -125,7 +140,7 @@ class Message(str):
     def code(self) -> str:
         return self.template.code
 
-    def say(self, translations: Mapping[str, str], plain: Callable[[str], str] = lambda text: text) -> str:
+    def say(self, translations: Translations, plain: Callable[[str], str] = lambda text: text) -> str:
         """In the language of `translations` (English -> translation): nested messages in it too,
         text that is not (yet) a message through `plain`; the English where no entry exists."""
         def say(value: object) -> str:
@@ -137,7 +152,7 @@ class Message(str):
 
         return self._in(translations, self.params, say)
 
-    def said(self, translations: Mapping[str, str], plain: Callable[[str], str] = lambda text: text) -> "Message":
+    def said(self, translations: Translations, plain: Callable[[str], str] = lambda text: text) -> "Message":
         """The same message (code and parameters) with its text, and its nested messages' texts, in
         the language of `translations`: each nested message said once, its text then quoted."""
         params = {name: _said(value, translations, plain) for name, value in self.params.items()}
@@ -147,13 +162,34 @@ class Message(str):
 
         return Message(self.template, params, self._in(translations, params, quote))
 
-    def _in(self, translations: Mapping[str, str], params: Mapping[str, object], say: Callable[[object], str]) -> str:
-        separators = (translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english),
-                      translations.get(NAME_SEPARATOR.english, NAME_SEPARATOR.english))
-        return _format(translations.get(self.template.english, self.template.english), params, say, separators)
+    def _in(self, translations: Translations, params: Mapping[str, object], say: Callable[[object], str]) -> str:
+        separators = (str(translations.get(LIST_SEPARATOR.english, LIST_SEPARATOR.english)),
+                      str(translations.get(NAME_SEPARATOR.english, NAME_SEPARATOR.english)))
+        said = translations.get(self.template.english)
+        if isinstance(said, Forms):
+            said = said.for_count(params[self.template.count])  # type: ignore[index]  # a plural has its count
+        return _format(said or self.template.text_for(params), params, say, separators)
 
 
-def _said(value: object, translations: Mapping[str, str], plain: Callable[[str], str]) -> object:
+class Forms(tuple):
+    """A plural template's translations, one per plural form of the language, in the order of its
+    gettext Plural-Forms rule, which picks the form for a count."""
+
+    rule: Callable[[int], int]
+
+    def __new__(cls, forms: Sequence[str], plural_expr: str) -> "Forms":
+        made = super().__new__(cls, forms)
+        made.rule = gettext.c2py(plural_expr)
+        return made
+
+    def for_count(self, count: object) -> str:
+        """The form for `count`; one that is not a whole number takes the form of 2, as English
+        says 1.5 cards."""
+        n = int(count) if isinstance(count, (int, float)) and float(count).is_integer() else 2
+        return self[min(self.rule(abs(n)), len(self) - 1)]
+
+
+def _said(value: object, translations: Translations, plain: Callable[[str], str]) -> object:
     if isinstance(value, Message):
         return value.said(translations, plain)
     if isinstance(value, tuple) and any(isinstance(v, Message) for v in value):
@@ -194,11 +230,17 @@ def _json_value(value: object) -> object:
 TEMPLATES: dict[str, Template] = {}
 
 
-def template(code: str, english: str, meaning: str) -> Template:
-    """A template, registered under its code (each code once)."""
+def template(code: str, english: str, meaning: str, *, one: str | None = None, count: str | None = None) -> Template:
+    """A template, registered under its code (each code once). A plural one gives `one`, its
+    English for a `count` of 1, beside `english`, its English for every other count."""
     if code in TEMPLATES:
         raise ValueError(f"message code {code!r} is defined twice")
-    TEMPLATES[code] = made = Template(code, english, meaning)
+    made = Template(code, english, meaning, one, count)
+    if (one is None) != (count is None):
+        raise ValueError(f"{code}: a plural template gives both its singular and the parameter it counts")
+    if one is not None and (_compiled(one)[2] != made.fields or count not in made.fields):
+        raise ValueError(f"{code}: its singular and plural take other fields, or do not hold {count!r}")
+    TEMPLATES[code] = made
     return made
 
 
@@ -524,12 +566,18 @@ TARGET_MET_ONE_COPY = template(
     "target_met_one_copy",
     "{copies} copy of {plan} ({cards} x {card}), each running {sequences} sequences at {per_user:.1f} tokens/s "
     "per user (up to {most} within the target)",
-    "the plan that meets the serving target")
+    "the plan that meets the serving target",
+    one="{copies} copy of {plan} ({cards} x {card}), each running {sequences} sequence at {per_user:.1f} "
+    "tokens/s per user (up to {most} within the target)",
+    count="sequences")
 TARGET_MET_COPIES = template(
     "target_met_copies",
     "{copies} copies of {plan} ({cards} x {card}), each running {sequences} sequences at {per_user:.1f} "
     "tokens/s per user (up to {most} within the target)",
-    "the plan that meets the serving target")
+    "the plan that meets the serving target",
+    one="{copies} copies of {plan} ({cards} x {card}), each running {sequences} sequence at "
+    "{per_user:.1f} tokens/s per user (up to {most} within the target)",
+    count="sequences")
 NO_PLAN_HOLDS_ONE = template(
     "no_plan_holds_one_sequence", "no plan holds the model and one sequence on {card} cards",
     "the card cannot serve the model at all")
@@ -561,7 +609,9 @@ MACHINES_POWER_OVER = template(
     "machines_power_over", "{cards} cards in their machines draw {power_w:,.0f} W, over the {allowed_w:,.0f} W "
     "allowed in all", "the machines draw too much in all")
 OVER_BUDGET = template(
-    "over_budget", "{cards} cards cost {total:,.0f}, over the budget of {budget:,.0f}", "the cards cost too much")
+    "over_budget", "{cards} cards cost {total:,.0f}, over the budget of {budget:,.0f}", "the cards cost too much",
+    one="{cards} card costs {total:,.0f}, over the budget of {budget:,.0f}",
+    count="cards")
 CARDS_HOLD_IT = template(
     "cards_hold_it",
     "{cards} x {card} hold it ({need_bytes:GB|.1f} GB of {usable_bytes:GB|.1f} GB usable each); {figure} {value:,.1f}",
@@ -613,10 +663,14 @@ ALT_PIPELINE = template(
     "pipeline parallelism holds it on {cards} cards, where the engine's tensor parallelism needs {needs}; one "
     "stream gains no bandwidth from the extra stages",
     "a pipeline holds the model on fewer cards")
-RUN_FINISHES = template("run_finishes", "{cards} cards finish in {time_s:days|,.1f} days", "the run's time")
+RUN_FINISHES = template("run_finishes", "{cards} cards finish in {time_s:days|,.1f} days", "the run's time",
+    one="{cards} card finishes in {time_s:days|,.1f} days",
+    count="cards")
 RUN_MISSES_DEADLINE = template(
     "run_misses_deadline", "{cards} cards take {time_s:days|,.1f} days; {needed} meet the {deadline_days:g}-day "
-    "deadline", "the run misses the deadline; the count that meets it follows")
+    "deadline", "the run misses the deadline; the count that meets it follows",
+    one="{cards} card takes {time_s:days|,.1f} days; {needed} meet the {deadline_days:g}-day deadline",
+    count="cards")
 
 # --- custom cards (cards.py infer_line)
 LINE_DATACENTER = template(
@@ -857,7 +911,9 @@ DEADLINE_UNREACHABLE = template(
     "even the most cards the service plans for miss the deadline")
 DEADLINE_MISSED = template(
     "deadline_missed", "{cards} cards take {time_s:days|.1f} days: {needed} meet the {deadline_days:g}-day deadline",
-    "the count asked misses the deadline; the least count that meets it follows")
+    "the count asked misses the deadline; the least count that meets it follows",
+    one="{cards} card takes {time_s:days|.1f} days: {needed} meet the {deadline_days:g}-day deadline",
+    count="cards")
 
 # --- costs and duty
 CARD_PRICE_UNKNOWN = template(
@@ -1170,22 +1226,36 @@ SUMMARY_SINGLE = template("summary_single", ".", "the end of the speed sentence 
 SUMMARY_LOAD = template(
     "summary_load",
     "At full load ({prompt} tokens in, {output} out) it sustains about {total:,.0f} output tokens/s with "
-    "{sequences} sequences at once.", "the summary: the output tokens/s at full load")
+    "{sequences} sequences at once.", "the summary: the output tokens/s at full load",
+    one="At full load ({prompt} tokens in, {output} out) it sustains about {total:,.0f} output tokens/s "
+    "with {sequences} sequence at once.",
+    count="sequences")
 SUMMARY_TRAIN = template(
     "summary_train",
     "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
     "{high_s:days|.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling ({method}).",
-    "the summary: the training time at the caller's MFU or scaling")
+    "the summary: the training time at the caller's MFU or scaling",
+    one="Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} card "
+    "({low_s:days|.1f}-{high_s:days|.1f}) at {mfu:.0%} MFU and {scaling:.0%} scaling ({method}).",
+    count="cards")
 SUMMARY_TRAIN_STEP = template(
     "summary_train_step",
     "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
     "{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included (step model).",
-    "the summary: the training time by the step model")
+    "the summary: the training time by the step model",
+    one="Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} card "
+    "({low_s:days|.1f}-{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included "
+    "(step model).",
+    count="cards")
 SUMMARY_TRAIN_STEP_GUIDE = template(
     "summary_train_step_guide",
     "Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} cards ({low_s:days|.1f}-"
     "{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included (step model); the guide's "
-    "scaling curve says {guide_s:days|.1f}.", "the summary: the training time by the step model and the guide's curve")
+    "scaling curve says {guide_s:days|.1f}.", "the summary: the training time by the step model and the guide's curve",
+    one="Training on {tokens:.3g} tokens takes about {time_s:days|.1f} days on {cards} card "
+    "({low_s:days|.1f}-{high_s:days|.1f}) at {mfu:.0%} MFU all in, restarts and checkpoints included "
+    "(step model); the guide's scaling curve says {guide_s:days|.1f}.",
+    count="cards")
 MACHINE_DRAWS = template("machine_draws", "The machine draws", "the summary: one machine's draw")
 MACHINES_DRAW = template("machines_draw", "The {machines} machines draw", "the summary: the machines' draw")
 SUMMARY_ENERGY = template(
@@ -1196,18 +1266,27 @@ SUMMARY_ENERGY = template(
 
 # --- the capacity and comparison summaries
 SERVING_ASKED = template("serving_asked", "Serving {model} ({precision}) to {users} users at once",
-                         "a summary's head: the serving question asked")
+                         "a summary's head: the serving question asked",
+    one="Serving {model} ({precision}) to {users} user at once",
+    count="users")
 SERVING_ASKED_SPEED = template(
     "serving_asked_speed", "Serving {model} ({precision}) to {users} users at once at {speed:g} tokens/s each",
-    "a summary's head: the serving question asked, with a speed per user")
+    "a summary's head: the serving question asked, with a speed per user",
+    one="Serving {model} ({precision}) to {users} user at once at {speed:g} tokens/s each",
+    count="users")
 SERVING_ASKED_TTFT = template(
     "serving_asked_ttft",
     "Serving {model} ({precision}) to {users} users at once with the first token within {ttft_s:g} s",
-    "a summary's head: the serving question asked, with a time to first token")
+    "a summary's head: the serving question asked, with a time to first token",
+    one="Serving {model} ({precision}) to {users} user at once with the first token within {ttft_s:g} s",
+    count="users")
 SERVING_ASKED_SPEED_TTFT = template(
     "serving_asked_speed_ttft",
     "Serving {model} ({precision}) to {users} users at once at {speed:g} tokens/s each with the first token "
-    "within {ttft_s:g} s", "a summary's head: the serving question asked, with a speed and a time to first token")
+    "within {ttft_s:g} s", "a summary's head: the serving question asked, with a speed and a time to first token",
+    one="Serving {model} ({precision}) to {users} user at once at {speed:g} tokens/s each with the first "
+    "token within {ttft_s:g} s",
+    count="users")
 CAPACITY_NONE = template("capacity_none", "{asked}: no card compared meets it.",
                          "the capacity summary when no card meets the target")
 CAPACITY_BEST = template(
@@ -1215,12 +1294,16 @@ CAPACITY_BEST = template(
     "user.", "the capacity summary: the fewest cards that meet the target")
 ONE_MACHINE = template("one_machine", "1 machine", "one machine")
 MACHINES_COUNT = template("machines_count", "{machines} machines", "several machines")
-COMPARE_SERVING = template("compare_serving", "Serving {model} ({precision}) to {users} users for {years:g} years",
-                           "a comparison's head: the serving question asked")
+COMPARE_SERVING = template(
+    "compare_serving", "Serving {model} ({precision}) to {users} users for a {years:g}-year term",
+    "a comparison's head: the serving question asked",
+    one="Serving {model} ({precision}) to {users} user for a {years:g}-year term", count="users")
 COMPARE_SERVING_SPEED = template(
     "compare_serving_speed",
-    "Serving {model} ({precision}) to {users} users at {speed:g} tokens/s each for {years:g} years",
-    "a comparison's head: the serving question asked, with a speed per user")
+    "Serving {model} ({precision}) to {users} users at {speed:g} tokens/s each for a {years:g}-year term",
+    "a comparison's head: the serving question asked, with a speed per user",
+    one="Serving {model} ({precision}) to {users} user at {speed:g} tokens/s each for a {years:g}-year term",
+    count="users")
 COMPARE_TRAINING = template("compare_training", "Training {model} ({mode}) on {tokens:.3g} tokens",
                             "a comparison's head: the training question asked")
 COMPARE_TRAINING_DEADLINE = template(
@@ -1236,11 +1319,15 @@ RANK_BY_WORDS = {
 COMPARE_BEST_OWNED = template(
     "compare_best_owned",
     "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first, {own:,.0f} {currency} to own "
-    "over {years:g} years ({own_low:,.0f}-{own_high:,.0f}).",
-    "the comparison's summary: the first option and its cost of ownership")
+    "over a {years:g}-year term ({own_low:,.0f}-{own_high:,.0f}).",
+    "the comparison's summary: the first option and its cost of ownership",
+    one="{asked}: {meeting} of {options} option meets it; by {by}, {best} comes first, {own:,.0f} {currency} to "
+    "own over a {years:g}-year term ({own_low:,.0f}-{own_high:,.0f}).",
+    count="options")
 COMPARE_BEST_NO_PRICE = template(
     "compare_best_no_price", "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first (no price).",
-    "the comparison's summary: the first option, without a price")
+    "the comparison's summary: the first option, without a price",
+    one="{asked}: {meeting} of {options} option meets it; by {by}, {best} comes first (no price).", count="options")
 RENT_BREAKS_EVEN = template(
     "rent_breaks_even", "Renting the same cards costs {rent:,.0f} {currency}; buying breaks even after {months:.0f} "
     "months.", "renting against buying: when buying pays off")
@@ -1465,18 +1552,23 @@ ERROR_SCALING_NEEDS_TRAIN_TOKENS = template(
     "error_scaling_needs_train_tokens", "train_tokens is required for scaling", "scaling without training tokens")
 
 
-def check(translations: Mapping[str, str]) -> list[str]:
+def check(translations: Translations) -> list[str]:
     """What a catalog lacks or has too much of: templates without a translation, translations
     whose fields differ from the English's, entries no template uses."""
     problems = []
     known = {t.english for t in TEMPLATES.values()}
     for t in TEMPLATES.values():
         said = translations.get(t.english)
-        if not said:
+        if not said or (isinstance(said, Forms) and not all(said)):
             problems.append(f"{t.code}: no translation")
             continue
-        fields = _compiled(said)[2]
-        if fields != t.fields:
-            problems.append(f"{t.code}: the translation's fields {sorted(fields)} differ from {sorted(t.fields)}")
+        if isinstance(said, Forms) != (t.one is not None):
+            problems.append(f"{t.code}: the catalog's entry is {'plural' if isinstance(said, Forms) else 'singular'}, "
+                            "the message is not")
+            continue
+        for form in said if isinstance(said, Forms) else (said,):
+            fields = _compiled(form)[2]
+            if fields != t.fields:
+                problems.append(f"{t.code}: the translation's fields {sorted(fields)} differ from {sorted(t.fields)}")
     problems += [f"unused entry: {english!r}" for english in translations if english not in known]
     return problems

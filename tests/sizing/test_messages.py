@@ -96,6 +96,35 @@ def test_parameters_stay_in_si_and_the_template_shows_them_in_the_reader_s_unit(
     assert english in said
 
 
+@pytest.mark.parametrize(("cards", "english", "chinese"), [
+    (1, "1 card takes 3.5 days: 16 meet the 2-day deadline", "1 张卡需要 3.5 天：16 张才能赶上 2 天的期限"),
+    (2, "2 cards take 3.5 days: 16 meet the 2-day deadline", "2 张卡需要 3.5 天：16 张才能赶上 2 天的期限"),
+])
+def test_a_count_is_said_in_the_plural_forms_of_each_language(cards, english, chinese):
+    """gettext's plurals: English has two forms (1 card, 2 cards), Chinese one; the catalog's
+    entry holds a sentence per form of its language and its Plural-Forms rule picks one."""
+    said = messages.DEADLINE_MISSED(cards=cards, time_s=3.5 * 86_400, needed=16, deadline_days=2)
+    assert said == english and said.say(ZH) == chinese and said.code == "deadline_missed"
+
+
+def test_a_language_with_more_plural_forms_gets_the_form_its_rule_picks():
+    rule = "(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)"  # Russian's
+    forms = messages.Forms(("{cards} карта", "{cards} карты", "{cards} карт"), rule)
+    assert [forms.for_count(n) for n in (1, 3, 5, 21)] == ["{cards} карта", "{cards} карты", "{cards} карт",
+                                                            "{cards} карта"]
+    said = messages.DEADLINE_MISSED(cards=3, time_s=86_400.0, needed=4, deadline_days=2)
+    assert said.say({messages.DEADLINE_MISSED.english: forms}) == "3 карты"
+
+
+def test_a_plural_message_needs_a_plural_entry_and_each_form_its_fields():
+    english = messages.DEADLINE_MISSED.english
+    assert "deadline_missed: the catalog's entry is singular" in " ".join(
+        messages.check({**ZH, english: "{cards} 张卡需要 {time_s:days|.1f} 天：{needed} 张才能赶上 {deadline_days:g} 天的期限"}))
+    assert "deadline_missed: no translation" in " ".join(messages.check({**ZH, english: messages.Forms(("",), "0")}))
+    with pytest.raises(ValueError, match="other fields"):
+        messages.template("plural_with_other_fields", "{cards} cards", "", one="{count} card", count="cards")
+
+
 def test_a_template_refuses_parameters_it_does_not_say():
     with pytest.raises(TypeError, match="cluster_complexity takes"):
         messages.CLUSTER_COMPLEXITY(cards=32, extra=1)
