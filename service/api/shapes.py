@@ -212,17 +212,15 @@ def _group(cls: type, key: str, spec: tuple, attribute_field) -> Grouped:
 
 
 def _declared(cls: type, show: tuple[str, ...], rename: Mapping[str, str], flatten: tuple[str, ...],
-              units: Mapping[str, tuple[str, float, str]], declared: Mapping[str, fields.Field],
-              group: Mapping[str, tuple]) -> dict[str, fields.Field]:
+              declared: Mapping[str, fields.Field], group: Mapping[str, tuple]) -> dict[str, fields.Field]:
     hints = typing.get_type_hints(cls)
     docs = _attribute_docs(cls)
     by_name = {f.name: f for f in dataclasses.fields(cls)}
     if len(set(show)) != len(show):
         raise TypeError(f"{cls.__name__}: show names a field twice")
-    unused = (set(rename) | set(flatten) | set(units) | set(declared) | set(group)) - set(show)
+    unused = (set(rename) | set(flatten) | set(declared) | set(group)) - set(show)
     if unused:
-        raise TypeError(f"{cls.__name__}: {sorted(unused)} renamed, flattened, converted, declared or grouped but "
-                        "not shown")
+        raise TypeError(f"{cls.__name__}: {sorted(unused)} renamed, flattened, declared or grouped but not shown")
     json_name = {v: k for k, v in rename.items()}
 
     def attribute_field(attribute: str, where: str) -> fields.Field:
@@ -244,19 +242,13 @@ def _declared(cls: type, show: tuple[str, ...], rename: Mapping[str, str], flatt
                 out[inner_key] = spliced
         elif key in group:
             out[key] = _group(cls, key, group[key], attribute_field)
-        elif key in units:
-            source, divisor, unit = units[key]
-            attribute_field(source, f"units {key!r}")
-            out[key] = Scaled(divisor, required=True, attribute=source, dump_only=True, metadata={
-                DESCRIPTION: f"The same as {json_name.get(source, source)}, in {unit}."})
         else:
             out[key] = attribute_field(rename.get(key, key), f"show {key!r}")
     return out
 
 
 def answer_schema(cls: type, name: str | None = None, *, show: str, rename: Mapping[str, str] | None = None,
-                  flatten: tuple[str, ...] = (), units: Mapping[str, tuple[str, float, str]] | None = None,
-                  declare: Mapping[str, fields.Field] | None = None,
+                  flatten: tuple[str, ...] = (), declare: Mapping[str, fields.Field] | None = None,
                   group: Mapping[str, tuple] | None = None,
                   description: str | None = None) -> type[Schema]:
     """The response schema of an answer read from the dataclass `cls`: the answer's fields are
@@ -269,8 +261,7 @@ def answer_schema(cls: type, name: str | None = None, *, show: str, rename: Mapp
     maps it to (`{"card": "card_id"}`); its type and its description (the docstring under the
     attribute, or its metadata) are the attribute's. A shown name may also be one of
     `flatten`, the attributes holding a nested answer whose fields stand here, in its place;
-    one of `units`, a figure shown in another unit (`{"total_gib": ("total_bytes", GIB,
-    "GiB")}`); or one of `group`, fields of the answer shown together as one nested object
+    or one of `group`, fields of the answer shown together as one nested object
     (`{"guide": (description, component, {JSON name: attribute, or (attribute, description)})}`),
     null where the attribute a fourth element names is (`(..., "link")`: no link, no `link`
     object). `declare` declares a shown field by hand where its type alone does not say it.
@@ -278,7 +269,7 @@ def answer_schema(cls: type, name: str | None = None, *, show: str, rename: Mapp
     """
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls.__name__} is not a dataclass")
-    declared = _declared(cls, tuple(show.split()), rename or {}, flatten, units or {}, declare or {}, group or {})
+    declared = _declared(cls, tuple(show.split()), rename or {}, flatten, declare or {}, group or {})
     schema = Schema.from_dict(declared, name=f"{name or cls.__name__}Schema")
     schema.__doc__ = description
     schema.answer = cls  # type: ignore[attr-defined]  # the dataclass it was read from

@@ -7,7 +7,7 @@ import pytest
 from marshmallow import fields
 
 from service.api.dump import dumper
-from service.api.shapes import Num, Scaled, answer_schema
+from service.api.shapes import Num, answer_schema
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,8 +33,7 @@ class Outer:
 
 
 InnerSchema = answer_schema(Inner, "ShapeInner", show="tokens_per_s bound")
-OuterSchema = answer_schema(Outer, "ShapeOuter", show="cards fits memory_bytes memory_gib speed note points rates value "
-                            "latency_s", units={"memory_gib": ("memory_bytes", 2**30, "GiB")})
+OuterSchema = answer_schema(Outer, "ShapeOuter", show="cards fits memory_bytes speed note points rates value latency_s")
 FlatSchema = answer_schema(Outer, "ShapeFlat", show="cards fits memory_bytes speed note rates value latency_s",
                            flatten=("speed",))
 OUTER = Outer(cards=2, fits=True, memory_bytes=3 * 2**30, speed=Inner(tokens_per_s=0.1 + 0.2, bound="memory"),
@@ -51,7 +50,6 @@ OUTER = Outer(cards=2, fits=True, memory_bytes=3 * 2**30, speed=Inner(tokens_per
     ("rates", fields.Dict, False),
     ("value", fields.Raw, False),
     ("latency_s", Num, False),
-    ("memory_gib", Scaled, False),
 ])
 def test_each_type_maps_to_its_field(name, kind, nullable):
     made = OuterSchema._declared_fields[name]
@@ -60,7 +58,7 @@ def test_each_type_maps_to_its_field(name, kind, nullable):
 
 def test_the_answer_has_the_fields_it_shows_in_that_order():
     assert list(OuterSchema._declared_fields) == [
-        "cards", "fits", "memory_bytes", "memory_gib", "speed", "note", "points", "rates", "value", "latency_s"]
+        "cards", "fits", "memory_bytes", "speed", "note", "points", "rates", "value", "latency_s"]
     assert list(answer_schema(Outer, "ShapeFew", show="latency_s cards")._declared_fields) == ["latency_s", "cards"]
 
 
@@ -72,7 +70,7 @@ def test_a_description_in_the_dataclass_metadata_reaches_the_schema():
                          ids=["marshmallow", "compiled"])
 def test_the_dump_rounds_converts_and_flattens(dump):
     assert dump(OuterSchema, OUTER) == {
-        "cards": 2, "fits": True, "memory_bytes": 3 * 2**30, "memory_gib": 3.0,
+        "cards": 2, "fits": True, "memory_bytes": 3 * 2**30,
         "speed": {"tokens_per_s": 0.3, "bound": "memory"}, "note": None,
         "points": [{"tokens_per_s": 1.0, "bound": "compute"}], "rates": {"bf16": 1e15},
         "value": "auto", "latency_s": 0.25}
@@ -131,13 +129,12 @@ def test_a_nested_answer_must_be_declared_first():
         answer_schema(Parent, show="child")
 
 
-def test_a_docstring_under_a_field_is_its_description_and_units_say_their_source():
+def test_a_docstring_under_a_field_is_its_description():
     inner, outer, flat = InnerSchema().fields, OuterSchema().fields, FlatSchema().fields
     assert inner["tokens_per_s"].metadata["description"] == "Tokens one stream decodes per second, on one copy."
     assert "description" not in inner["bound"].metadata
     assert flat["tokens_per_s"].metadata["description"] == inner["tokens_per_s"].metadata["description"]
     assert outer["latency_s"].metadata["description"] == "Seconds to the first token."
-    assert outer["memory_gib"].metadata["description"] == "The same as memory_bytes, in GiB."
 
 
 @dataclass(frozen=True, kw_only=True)
