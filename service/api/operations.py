@@ -7,7 +7,9 @@ parameters and its answer are declared once, in code.
 This plays flask-smorest's part (`@blp.arguments` / `@blp.response`): a view parses its
 request with `asked()` and dumps its answer with `answered()`, both reading the schemas its
 declaration names, so that what the contract says a route takes and answers is what it parses
-and dumps. The answer is dumped by the compiled dumper (dump.py), which `make bench` measured
+and dumps. /estimate dumps a sparse answer (`fields=`) with the declared schema's dumper of
+those fields; a batch or sweep dumps each item with the estimate's and writes the list as it
+goes (`json_items`). The answer is dumped by the compiled dumper (dump.py), which `make bench` measured
 at a fraction of marshmallow's `Schema.dump` on a full answer (see the README's design notes).
 """
 
@@ -47,6 +49,8 @@ class Operation:
 def operation(**declared) -> Callable:
     """Declare the route of the view it decorates (the view itself is unchanged)."""
     said = Operation(**declared)
+    if said.body is not None and said.query is not None:
+        raise TypeError(f"{said.operation_id}: a route takes a body or query parameters, not both")
     if said.answer is not None:
         dumper(said.answer)  # compiled at import: the first request pays nothing for it
 
@@ -58,8 +62,12 @@ def operation(**declared) -> Callable:
 
 
 def declared() -> Operation:
-    """The declaration of the route the current request reached."""
-    return current_app.view_functions[request.endpoint].operation
+    """The declaration of the route the current request reached (a view that parses or dumps
+    through it always has one)."""
+    said = getattr(current_app.view_functions.get(request.endpoint or ""), "operation", None)
+    if said is None:
+        raise RuntimeError(f"{request.endpoint}: no @operation declares this route")
+    return said
 
 
 @functools.cache
@@ -67,13 +75,16 @@ def _parser(schema: type[Schema]) -> Schema:
     return schema()
 
 
-def asked(body: Any = None, without: tuple[str, ...] = ()) -> dict:
+_UNREAD = object()  # asked() without a body: read the request's (a body may be JSON null)
+
+
+def asked(body: Any = _UNREAD, without: tuple[str, ...] = ()) -> dict:
     """The request's arguments, parsed with the schema its route declares: the JSON body (or
     `body`, already read) when it declares one, else the query parameters less `without` (read
     by the view itself, as `fields=`)."""
     said = declared()
     if said.body is not None:
-        return _parser(said.body).load(json_body(request) if body is None else body)
+        return _parser(said.body).load(json_body(request) if body is _UNREAD else body)
     assert said.query is not None, f"{said.operation_id} declares neither a body nor query parameters"
     query = query_args(request)
     for name in without:

@@ -88,6 +88,12 @@ def test_a_batch_is_written_as_every_answer_is(client, path, body):
     assert response.get_data() == expected and response.get_json()["count"] == len(response.get_json()["items"])
 
 
+@pytest.mark.parametrize("path", ["/v1/estimate/batch", "/v1/estimate/sweep", "/v1/memory"])
+def test_a_json_null_body_is_an_invalid_input_not_unreadable_json(client, path):
+    response = client.post(path, data="null", content_type="application/json")
+    assert response.status_code == 422, response.get_json()
+
+
 def test_a_batch_over_the_limit_is_413(client):
     response = client.post("/v1/estimate/batch", json={"items": [ITEM] * 1001})
     assert response.status_code == 413 and response.mimetype == "application/problem+json"
