@@ -141,15 +141,22 @@ def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
         return made
     global _depth
     with _BUILDING:
+        before = set(_COMPILED) if _depth == 0 else None
         _depth += 1
         try:
             if schema_class not in _COMPILED:
                 _COMPILED[schema_class] = _build(schema_class, None)
-            return _COMPILED[schema_class]
+            made = _COMPILED[schema_class]
+        except BaseException:
+            if before is not None:  # the outermost build failed: none of what it began is kept
+                for half_built in set(_COMPILED) - before:
+                    del _COMPILED[half_built]
+            raise
         finally:
             _depth -= 1
-            if _depth == 0:  # everything this build made is whole now
-                _WHOLE.update(_COMPILED)
+        if _depth == 0:  # everything this build made is whole now
+            _WHOLE.update(_COMPILED)
+        return made
 
 
 @functools.lru_cache(maxsize=256)
