@@ -81,11 +81,17 @@ class StrictJSONProvider(DefaultJSONProvider):
 
 
 def json_items(items: Iterable[object]) -> Response:
-    """`{"count": n, "items": [...]}` in jsonify's compact layout, each item encoded as it comes: a
-    long list is held as text, not as the objects it was made from."""
-    encoded = [current_app.json.dumps(item, separators=(",", ":")) for item in items]
+    """`{"count": n, "items": [...]}` as jsonify writes it, each item encoded as it comes in the
+    compact layout (every deployment's): a long list is held as text, not as the objects it was
+    made from. In debug mode, indented like every other answer."""
+    provider = current_app.json
+    compact = getattr(provider, "compact", None)
+    if (compact is None and current_app.debug) or compact is False:  # jsonify indents: the same document, whole
+        listed = list(items)
+        return provider.response({"count": len(listed), "items": listed})
+    encoded = [provider.dumps(item, separators=(",", ":")) for item in items]
     return current_app.response_class(f'{{"count":{len(encoded)},"items":[{",".join(encoded)}]}}\n',
-                                      mimetype=current_app.json.mimetype)
+                                      mimetype=provider.mimetype)
 
 
 def query_args(request: Request) -> dict:
