@@ -206,6 +206,8 @@ def _group(cls: type, key: str, spec: tuple, attribute_field) -> Grouped:
         if inner_description is not None:
             made.metadata = {**made.metadata, DESCRIPTION: inner_description}
         taken[json_name] = made
+    if when:
+        attribute_field(when[0], f"group {key!r} (null when it is)")
     inner = Schema.from_dict(taken, name=f"{component}Schema")
     inner.__doc__ = description
     return Grouped(inner, required=True, when=when[0] if when else None, metadata={DESCRIPTION: description})
@@ -232,13 +234,14 @@ def _declared(cls: type, show: tuple[str, ...], rename: Mapping[str, str], flatt
     out: dict[str, fields.Field] = {}
     for key in show:
         if key in flatten:  # the nested answer's own fields, read through this attribute, here
-            attribute_field(key, f"flatten {key!r}")
-            for inner_key, inner in nested(hints[key])._declared_fields.items():
+            attribute = rename.get(key, key)
+            attribute_field(attribute, f"flatten {key!r}")
+            for inner_key, inner in nested(hints[attribute])._declared_fields.items():
                 spliced = copy.copy(inner)
                 if isinstance(inner, Grouped):  # read through the field (several groups: no shared attribute)
-                    spliced.source = f"{key}.{inner.source}" if inner.source else key
+                    spliced.source = f"{attribute}.{inner.source}" if inner.source else attribute
                 else:
-                    spliced.attribute = f"{key}.{inner.attribute or inner_key}"
+                    spliced.attribute = f"{attribute}.{inner.attribute or inner_key}"
                 out[inner_key] = spliced
         elif key in group:
             out[key] = _group(cls, key, group[key], attribute_field)

@@ -165,3 +165,17 @@ def test_a_group_shows_the_answers_own_fields_as_one_nested_object():
     assert inner["time_s"].metadata["description"] == "The guide's time."
     with pytest.raises(TypeError, match="group 'guide' reads 'speed_s'"):
         answer_schema(Run, "ShapeBad", show="guide", group={"guide": ("", "ShapeBadGuide", {"speed": "speed_s"})})
+
+
+def test_a_flattened_answer_renamed_in_the_domain_is_mapped_like_any_field_and_when_is_checked():
+    @dataclass(frozen=True, kw_only=True)
+    class Moved:  # RunAnswer, with run renamed in the domain
+        the_run: Run
+        cards: int
+
+    mapped = answer_schema(Moved, "ShapeMoved", show="run cards", flatten=("run",), rename={"run": "the_run"})
+    run = Run(time_s=10.0, time_s_guide=12.0, sync_s_guide=0.5)
+    assert dumper(mapped)(Moved(the_run=run, cards=8)) == dumper(RunAnswerSchema)(RunAnswer(run=run, cards=8))
+    with pytest.raises(TypeError, match="when it is"):
+        answer_schema(Run, "ShapeBadWhen", show="guide", group={"guide": ("", "ShapeBadWhenGuide", {
+            "time_s": "time_s_guide"}, "no_such_attribute")})
