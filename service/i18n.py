@@ -3,7 +3,9 @@ coded message (service/sizing/messages.py) lacks its translation in a language's
 translation's fields differ from the English's, or when a catalog keeps an entry no message uses;
 the same for the catalog data messages quote (a family's why, a card's link name: entries under
 the context "catalog"). `--update` adds the entries of new messages and data to each catalog
-(empty, to translate) and drops the unused ones, keeping every translation already made."""
+(empty, to translate) and drops the unused ones, keeping every translation already made (a
+reworded message keeps its code's translation marked fuzzy, which the check counts as missing
+until a translator reviews it and removes the mark)."""
 
 import argparse
 import io
@@ -41,16 +43,21 @@ def update(lang: str) -> Path:
     with path.open("rb") as po:
         old = read_po(po, locale=lang)
     made = Catalog(locale=lang, project=old.project, header_comment=old.header_comment, fuzzy=False)
+    by_code = {comment.split(":")[0]: entry for entry in old for comment in entry.auto_comments}
     for template in TEMPLATES.values():
         said = (old.get(template.one) if template.one else None) or old.get(template.english)
+        reworded = said is None and template.code in by_code
+        if reworded:  # the English changed: its code's translation, marked fuzzy for review
+            said = by_code[template.code]
         string = said.string if said else ""
+        flags = ["python-brace-format"] + (["fuzzy"] if reworded or (said is not None and said.fuzzy) else [])
+        comments = [f"{template.code}: {template.meaning}"]
         if template.one is None:  # one sentence (the first form of what was a plural)
-            made.add(template.english, string if isinstance(string, str) else string[0],
-                     auto_comments=[f"{template.code}: {template.meaning}"], flags=["python-brace-format"])
-            continue
-        forms = (string,) * made.num_plurals if isinstance(string, str) else tuple(string)
-        made.add((template.one, template.english), forms, auto_comments=[f"{template.code}: {template.meaning}"],
-                 flags=["python-brace-format"])
+            made.add(template.english, string if isinstance(string, str) else string[0], auto_comments=comments,
+                     flags=flags)
+        else:
+            forms = (string,) * made.num_plurals if isinstance(string, str) else tuple(string)
+            made.add((template.one, template.english), forms, auto_comments=comments, flags=flags)
     for text, where in data_texts().items():
         said = old.get(text, context=DATA_CONTEXT)
         made.add(text, said.string if said else "", auto_comments=[where], context=DATA_CONTEXT)

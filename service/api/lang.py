@@ -20,9 +20,10 @@ def asked_lang(given: str | None) -> str | None:
 
 def problem_lang() -> str:
     """The language of an error answer, which the request's schema may not have read: the body's
-    `lang` (kept by json_body), else the query's (a GET, a route that does not exist), else
-    Accept-Language, else English. A POST says its lang in its body, as its answer does: a
-    `?lang=` on a POST moves neither its answer nor its errors."""
+    `lang` (kept by json_body), else the query's for any method but POST (a GET, a route that does
+    not exist), else Accept-Language, else English. A POST says its lang in its body, as its
+    answer does: a `?lang=` on a POST, even one to a route that does not exist or does not take
+    POST, moves neither its answer nor its errors."""
     query = request.args.get("lang") if request.method != "POST" else None
     given = next((lang for lang in (g.get("asked_lang"), query) if lang in defaults.LANGS), None)
     return asked_lang(given) or "en"

@@ -8,6 +8,7 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
+from babel.messages.catalog import Catalog as MessageCatalog
 from babel.messages.pofile import read_po
 
 from .cards import Card, Catalog, build_catalog, family, normalise_name, real_card, tier_card
@@ -43,20 +44,25 @@ def data_translations(lang: str) -> Mapping[str, str]:
     return MappingProxyType({text: said for text, said in entries.items() if isinstance(said, str)})
 
 
+@cache
+def _catalog(lang: str) -> MessageCatalog:
+    """The packaged gettext catalog locale/LANG.po, parsed once for its messages and its data."""
+    with resources.files(__package__).joinpath(f"locale/{lang}.po").open("rb") as po:
+        return read_po(po, locale=lang)
+
+
 def _entries(lang: str, context: str | None) -> Translations:
     if lang == "en":
         return MappingProxyType({})
-    path = resources.files(__package__).joinpath(f"locale/{lang}.po")
-    with path.open("rb") as po:
-        parsed = read_po(po, locale=lang)
+    parsed = _catalog(lang)
     entries: dict[str, str | Forms] = {}
     for entry in parsed:
-        if not entry.id or not entry.string or entry.context != context:
+        if not entry.id or not entry.string or entry.context != context or entry.fuzzy:  # fuzzy: to review
             continue
         if isinstance(entry.id, str) and isinstance(entry.string, str):
             entries[entry.id] = entry.string
         elif isinstance(entry.id, tuple):  # a plural: keyed by its English plural, as its template is
-            entries[entry.id[1]] = Forms(entry.string, parsed.plural_expr)
+            entries[entry.id[1]] = Forms(entry.string, parsed.plural_expr, entry.id[0])
     return MappingProxyType(entries)
 
 

@@ -97,12 +97,23 @@ class Template:
         return Message(self, params)
 
     def text_for(self, params: Mapping[str, object]) -> str:
-        """The English for these parameters: `one` for a count of 1, else `english`."""
-        return self.one if self.one is not None and params[self.count] == 1 else self.english  # type: ignore[index]
+        """The English for these parameters: `one` for a count of 1, else `english` (English's
+        rule, n != 1, over the count as gettext takes it)."""
+        if self.one is not None and plural_n(params[self.count]) == 1:  # type: ignore[index]
+            return self.one
+        return self.english
 
     @property
     def fields(self) -> frozenset[str]:
         return _compiled(self.english)[2]
+
+
+def plural_n(count: object) -> int:
+    """The n a plural rule is given for `count`: a whole, non-negative number as it is; any other
+    (1.5, -1, True, not a number) as 2, the form most languages use for "several"."""
+    if isinstance(count, (int, float)) and not isinstance(count, bool) and count >= 0 and float(count).is_integer():
+        return int(count)
+    return 2
 
 
 @functools.lru_cache(maxsize=1024, typed=True)
@@ -176,17 +187,16 @@ class Forms(tuple):
     gettext Plural-Forms rule, which picks the form for a count."""
 
     rule: Callable[[int], int]
+    singular: str | None  # the English singular the catalog's entry was made for (its msgid)
 
-    def __new__(cls, forms: Sequence[str], plural_expr: str) -> "Forms":
+    def __new__(cls, forms: Sequence[str], plural_expr: str, singular: str | None = None) -> "Forms":
         made = super().__new__(cls, forms)
-        made.rule = gettext.c2py(plural_expr)
+        made.rule, made.singular = gettext.c2py(plural_expr), singular
         return made
 
     def for_count(self, count: object) -> str:
-        """The form for `count`; one that is not a whole number takes the form of 2, as English
-        says 1.5 cards."""
-        n = int(count) if isinstance(count, (int, float)) and float(count).is_integer() else 2
-        return self[min(self.rule(abs(n)), len(self) - 1)]
+        """The form the language's rule picks for `count` (see plural_n)."""
+        return self[min(self.rule(plural_n(count)), len(self) - 1)]
 
 
 def _said(value: object, translations: Translations, plain: Callable[[str], str]) -> object:
@@ -1318,16 +1328,13 @@ RANK_BY_WORDS = {
 }
 COMPARE_BEST_OWNED = template(
     "compare_best_owned",
-    "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first, {own:,.0f} {currency} to own "
-    "over a {years:g}-year term ({own_low:,.0f}-{own_high:,.0f}).",
-    "the comparison's summary: the first option and its cost of ownership",
-    one="{asked}: {meeting} of {options} option meets it; by {by}, {best} comes first, {own:,.0f} {currency} to "
+    "{asked}: options meeting it: {meeting} of {options}; by {by}, {best} comes first, {own:,.0f} {currency} to "
     "own over a {years:g}-year term ({own_low:,.0f}-{own_high:,.0f}).",
-    count="options")
+    "the comparison's summary: the first option and its cost of ownership")
 COMPARE_BEST_NO_PRICE = template(
-    "compare_best_no_price", "{asked}: {meeting} of {options} options meet it; by {by}, {best} comes first (no price).",
-    "the comparison's summary: the first option, without a price",
-    one="{asked}: {meeting} of {options} option meets it; by {by}, {best} comes first (no price).", count="options")
+    "compare_best_no_price", "{asked}: options meeting it: {meeting} of {options}; by {by}, {best} comes first (no "
+    "price).",
+    "the comparison's summary: the first option, without a price")
 RENT_BREAKS_EVEN = template(
     "rent_breaks_even", "Renting the same cards costs {rent:,.0f} {currency}; buying breaks even after {months:.0f} "
     "months.", "renting against buying: when buying pays off")
@@ -1566,6 +1573,8 @@ def check(translations: Translations) -> list[str]:
             problems.append(f"{t.code}: the catalog's entry is {'plural' if isinstance(said, Forms) else 'singular'}, "
                             "the message is not")
             continue
+        if isinstance(said, Forms) and said.singular is not None and said.singular != t.one:
+            problems.append(f"{t.code}: the catalog's singular is {said.singular!r}, not the message's {t.one!r}")
         for form in said if isinstance(said, Forms) else (said,):
             fields = _compiled(form)[2]
             if fields != t.fields:

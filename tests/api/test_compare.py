@@ -128,7 +128,7 @@ def test_the_readme_example_answers_each_option(client):
     assert at(h100, "energy", "power_basis") == "machine" and h100["machines"] == 1
     assert any("consumer card" in w for w in texts(d["warnings"])) and any("no ECC" in w for w in texts(d["warnings"]))
     assert any("rack power" in w for w in texts(h20["warnings"]))
-    assert "options meet it" in answer["summary"] and answer["best"] in answer["summary"]
+    assert "options meeting it: 3 of 5" in answer["summary"] and answer["best"] in answer["summary"]
 
 
 def test_the_readme_shows_the_worked_example_as_the_service_answers_it(client):

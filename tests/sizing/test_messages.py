@@ -125,6 +125,40 @@ def test_a_plural_message_needs_a_plural_entry_and_each_form_its_fields():
         messages.template("plural_with_other_fields", "{cards} cards", "", one="{count} card", count="cards")
 
 
+@pytest.mark.parametrize(("count", "n"), [(1, 1), (1.0, 1), (0, 0), (21, 21), (1.5, 2), (-1, 2), (True, 2), ("1", 2)])
+def test_english_and_every_catalog_take_a_count_the_same_way(count, n):
+    """English's one-or-other and a catalog's Plural-Forms rule are given the same n."""
+    assert messages.plural_n(count) == n
+    forms = messages.Forms(("one", "other"), "(n != 1)")
+    template = messages.DEADLINE_MISSED
+    assert (template.text_for({"cards": count}) == template.one) == (forms.for_count(count) == "one") == (n == 1)
+
+
+def test_the_check_names_a_plural_whose_singular_in_the_catalog_is_stale():
+    english = messages.DEADLINE_MISSED.english
+    stale = messages.Forms(ZH[english], "0", "{cards} card takes a while")
+    assert any("the catalog's singular is '{cards} card takes a while'" in p
+               for p in messages.check({**ZH, english: stale}))
+
+
+def test_a_reworded_message_keeps_its_translation_marked_fuzzy_for_review(tmp_path, monkeypatch):
+    """`python -m service.i18n --update` after the English of a message changed: the entry is
+    found by its code, keeps its Chinese, and is marked fuzzy, which the catalog reader skips (so
+    the check says "no translation" until a translator removes the mark)."""
+    from dataclasses import replace
+
+    from babel.messages.pofile import read_po
+
+    (tmp_path / "zh.po").write_bytes((i18n.LOCALE / "zh.po").read_bytes())
+    monkeypatch.setattr(i18n, "LOCALE", tmp_path)
+    old = messages.CLUSTER_COMPLEXITY
+    monkeypatch.setitem(messages.TEMPLATES, old.code, replace(old, english=old.english + ", reworded"))
+    i18n.update("zh")
+    with (tmp_path / "zh.po").open("rb") as po:
+        entry = read_po(po, locale="zh").get(old.english + ", reworded")
+    assert entry.fuzzy and entry.string == ZH[old.english]
+
+
 def test_a_template_refuses_parameters_it_does_not_say():
     with pytest.raises(TypeError, match="cluster_complexity takes"):
         messages.CLUSTER_COMPLEXITY(cards=32, extra=1)
