@@ -145,7 +145,10 @@ def self_contained(schema: Json, spec: Json) -> Json:
                 if name not in defs:
                     defs[name] = {}  # claimed first: a component may refer to itself
                     defs[name] = walk(copy.deepcopy(components[name]))
-                return {**{k: walk(v) for k, v in node.items() if k != "$ref"}, "$ref": DEFS + name}
+                made = {**{k: walk(v) for k, v in node.items() if k != "$ref"}, "$ref": DEFS + name}
+                if "type" in components[name]:  # said beside the reference: clients that do not follow
+                    made.setdefault("type", components[name]["type"])  # it (MCP Inspector) send an object
+                return made
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(v) for v in node]

@@ -51,7 +51,7 @@ def test_marking_a_new_operation_makes_it_a_tool_without_code():
     new = tools["newQuestion"]
     assert new.description == "Use for a question asked tomorrow; answers memory in bytes."
     assert {"detail", "lang", "model", "hardware", "workload"} <= new.input_schema["properties"].keys()
-    assert {"$ref": "#/$defs/ModelSpec"} in new.input_schema["properties"]["model"]["oneOf"]
+    assert {"$ref": "#/$defs/ModelSpec", "type": "object"} in new.input_schema["properties"]["model"]["oneOf"]
     assert tools["estimateBatch"].input_schema["required"] == ["items"]
 
 
@@ -64,6 +64,19 @@ def test_each_input_schema_is_json_schema_that_stands_alone(name):
     refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
     assert refs <= schema.get("$defs", {}).keys()
     assert schema["type"] == "object" and schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_an_object_argument_says_it_is_an_object_beside_its_reference(name):
+    """Clients that read a property's `type` without following `$ref` (the MCP Inspector CLI
+    sends `hardware={...}` as a string otherwise, "Invalid input type") see every object argument
+    typed: the reference carries its component's type."""
+    schema = TOOLS[name].input_schema
+    for prop, said in schema["properties"].items():
+        ref = said.get("$ref", "")
+        if ref:
+            component = schema["$defs"][ref.removeprefix("#/$defs/")]
+            assert said.get("type") == component["type"] == "object", (name, prop, said)
 
 
 @pytest.mark.parametrize("name", sorted(name for name, tool in TOOLS.items() if "examples" in tool.input_schema))
