@@ -116,6 +116,12 @@ def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]
     return Response(out.getvalue(), mimetype=CSV_MIME)
 
 
-def rows_csv(items: list[dict]) -> Response:
-    """Items of a batch or sweep, each {"ok", "estimate"} or {"ok", "problem"}, as CSV."""
-    return table_csv(items, ITEM_COLUMNS)
+def rows_csv(items: list[dict], paths: tuple[str, ...] | None = None) -> Response:
+    """Items of a batch or sweep, each {"ok", "estimate"} or {"ok", "problem"}, as CSV: with
+    `paths` (the estimate's fields asked for), only the columns of the estimate they cover."""
+    if paths is None:
+        return table_csv(items, ITEM_COLUMNS)
+    outcome, estimate = ITEM_COLUMNS[:4], ITEM_COLUMNS[4:]  # index, ok, error_status, error_detail; the rest
+    asked = tuple((name, path) for name, path in estimate
+                  if any(".".join(path[1:]) == p or ".".join(path[1:]).startswith(p + ".") for p in paths))
+    return table_csv(items, outcome + asked)

@@ -102,6 +102,7 @@ def answered(result: Any) -> dict:
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
 FIELDS_PARAMETER = {
     "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
-    "description": "Omitted: the whole answer. Comma-separated answer fields, dotted for nested ones "
+    "description": "Omitted: the whole estimate. Comma-separated estimate fields, dotted for nested ones "
                    "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
-                   "answer, in the answer's order; alternatives are computed only when named."}
+                   "estimate (each item's in a batch or sweep, and only the CSV columns they cover), in the "
+                   "answer's order; alternatives are computed only when named."}

@@ -69,3 +69,28 @@ def test_an_unknown_field_is_a_422_naming_the_ones_there_are(client, fields, mes
     assert response.status_code == 422
     problem = response.get_json()
     assert problem["errors"][0]["field"] == "fields" and message in problem["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/v1/estimate/batch", {"items": [QUESTIONS[0], QUESTIONS[2], {"model": "nope", "hardware": {"card": "l4"}}]}),
+    ("/v1/estimate/sweep", {"model": "llama-3.1-8b", "filters": {"line": "consumer", "kind": "card"}}),
+])
+def test_fields_make_each_item_of_a_batch_or_sweep_sparse_in_json_and_csv(client, path, body):
+    paths = ["summary", "fit.fits", "throughput.decode_tokens_per_s_expected"]
+    whole = client.post(path, json=body).get_json()["items"]
+    sparse = client.post(path + "?fields=" + ",".join(paths), json=body).get_json()["items"]
+    assert len(sparse) == len(whole) > 1
+    for full, item in zip(whole, sparse):
+        if full["ok"]:
+            assert item["estimate"] == _project(full["estimate"], paths)
+        else:
+            assert {**item["problem"], "request_id": ""} == {**full["problem"], "request_id": ""}  # whole
+    rows = client.post(path + "?fields=fit.fits,throughput", json=body, headers={"Accept": "text/csv"})
+    header = rows.get_data(as_text=True).splitlines()[0].split(",")
+    assert header[:4] == ["index", "ok", "error_status", "error_detail"] and "fits" in header
+    assert "decode_tokens_per_s_expected" in header and "cards_needed" not in header and "power_w" not in header
+
+
+def test_a_batchs_unknown_field_is_refused_before_any_item_is_computed(client):
+    response = client.post("/v1/estimate/batch?fields=fit.nope", json={"items": [QUESTIONS[0]]})
+    assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "fields"
