@@ -29,6 +29,7 @@ COLUMNS = (
     ("total_tokens_per_s", ("serving", "total_tokens_per_s")),
     ("time_to_first_token_s", ("serving", "time_to_first_token_s")), ("time_s", ("time_s",)),
     ("power_w", ("energy", "power_w")), ("power_w_per_machine", ("energy", "power_w_per_machine")),
+    ("currency", ("currency",)),  # of every money column beside it (the answer's one currency)
     ("electricity_cost_per_year", ("energy", "electricity_cost_per_year")),
     ("card_price", ("purchase", "price", "amount")), ("cards_cost", ("purchase", "cards_cost")),
     ("capital_cost_low", ("purchase", "capital_cost", "low")),
@@ -83,7 +84,7 @@ def compare():
     count_estimate("compare", "none")
     answer = answered(result)
     if kind == "text/csv":
-        return table_csv(answer["options"], COLUMNS)
+        return table_csv([{**option, "currency": answer["currency"]} for option in answer["options"]], COLUMNS)
     if kind == HTML_MIME:
         return Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
     return answer

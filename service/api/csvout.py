@@ -12,6 +12,7 @@ COLUMNS = (
     ("model", ("model", "name")),
     ("params", ("model", "params")),
     ("card", ("card", "id")),
+    ("kind", ("card", "kind")),  # tier (the guide's) or card (a product): a sweep lists both
     ("line", ("card", "line")),
     ("mode", ("mode",)),
     ("precision", ("precision",)),

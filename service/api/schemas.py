@@ -836,6 +836,9 @@ class CardInfoSchema(Schema):
         "Catalog id of the card or tier (h100-sxm, D-M); custom for a card given by its figures."))
     name = fields.String(required=True, metadata=doc(
         "Full name of the card or tier (NVIDIA H100 SXM5 80GB, W-A workstation card)."))
+    kind = fields.String(required=True, metadata=doc(
+        "tier for one of the guide's ten tiers (C30 to D-L), card for a real product, custom for a card given by "
+        "its figures."))
     line = fields.String(required=True, metadata=doc("Product line: consumer, workstation or datacenter."))
     tier = fields.String(required=True, allow_none=True, metadata=doc(
         "The guide tier the card maps to (a tier's own code for a tier); null for a card given by its figures."))

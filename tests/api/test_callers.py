@@ -110,6 +110,16 @@ def test_a_sweep_over_catalog_cards(client):
     assert [r["card"] for r in rows] == ids
 
 
+def test_a_sweeps_rows_say_which_are_the_guides_tiers_and_which_are_cards(client):
+    body = {"model": "llama-3.1-8b", "filters": {"line": "consumer"}}
+    answer = client.post("/v1/estimate/sweep", json=body).get_json()["items"]
+    rows = list(csv.DictReader(io.StringIO(
+        client.post("/v1/estimate/sweep", json=body, headers={"Accept": "text/csv"}).get_data(as_text=True))))
+    kinds = {r["card"]: r["kind"] for r in rows}
+    assert kinds["C90"] == "tier" and kinds["rtx-4090"] == "card"
+    assert [a["estimate"]["card"]["kind"] for a in answer] == [r["kind"] for r in rows]
+
+
 @pytest.mark.parametrize(("accept", "mimetype"), [
     ("text/csv", "text/csv"),
     ("text/csv; charset=utf-8", "text/csv"),

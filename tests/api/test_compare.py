@@ -226,6 +226,8 @@ def test_csv_is_the_options_table(client):
     assert [r["option"] for r in rows] == [o["label"] for o in post(client, "/v1/compare", SERVING)["options"]]
     assert {"cost_of_ownership", "capital_cost_low", "break_even_months", "power_w"} <= set(rows[0])
     assert rows[0]["rank"] == "1"
+    currency = post(client, "/v1/compare", SERVING)["currency"]
+    assert {r["currency"] for r in rows} == {currency}  # every money column's currency, on every row
     # Sentences are their text, as a reader of the sheet wants them; never a JSON object's repr.
     options = post(client, "/v1/compare", SERVING)["options"]
     for row, option in zip(rows, options, strict=True):
