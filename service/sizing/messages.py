@@ -1204,12 +1204,12 @@ TRAINING_METHOD = {
 }
 SUMMARY_NEED = template(
     "summary_need",
-    "A {params:B|.1f}B-parameter model in {precision} for {mode} needs {total_bytes:GB|.1f} GB on one card, of which "
-    "{state_bytes:GB|.1f} GB is model state.", "the summary: the memory the job needs on one card")
+    "In {precision} for {mode}, the {params:B|.1f}B-parameter model needs {total_bytes:GB|.1f} GB on one card, of "
+    "which {state_bytes:GB|.1f} GB is model state.", "the summary: the memory the job needs on one card")
 SUMMARY_NEED_MANY = template(
     "summary_need_many",
-    "A {params:B|.1f}B-parameter model in {precision} for {mode} needs {card_bytes:GB|.1f} GB per card on {cards} "
-    "cards ({total_bytes:GB|.1f} GB in all), of which {state_bytes:GB|.1f} GB per card is model state.",
+    "In {precision} for {mode}, the {params:B|.1f}B-parameter model needs {card_bytes:GB|.1f} GB per card on "
+    "{cards} cards ({total_bytes:GB|.1f} GB in all), of which {state_bytes:GB|.1f} GB per card is model state.",
     "the summary: the memory the job needs per card on several cards")
 SUMMARY_CONTEXT = template(
     "summary_context",
