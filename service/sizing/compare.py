@@ -485,8 +485,12 @@ def compare_summary(lang: str, model: ModelSpec, workload: Workload, target: Tar
 def _summary(model, workload, target, deadline_days, years, rank_by, options, currency) -> Iterator[M.Message]:
     meeting = [o for o in options if o.meets_target]
     asked = _asked(model, workload, target, deadline_days, years)
+    lengths = (M.SERVING_LENGTHS(prompt=workload.prompt_tokens, output=workload.output_tokens or 1)
+               if target is not None else None)
     if not meeting:
         yield M.COMPARE_NONE(asked=asked)
+        if lengths is not None:
+            yield lengths
         return
     best = meeting[0]
     said = dict(asked=asked, meeting=len(meeting), options=len(options), by=M.RANK_BY_WORDS[rank_by](),
@@ -494,6 +498,8 @@ def _summary(model, workload, target, deadline_days, years, rank_by, options, cu
     own = best.cost_of_ownership
     yield (M.COMPARE_BEST_OWNED(**said, own=own.typical, own_low=own.low, own_high=own.high, currency=currency,
                                 years=years) if own else M.COMPARE_BEST_NO_PRICE(**said))
+    if lengths is not None:
+        yield lengths
     if best.rent_cost is not None:
         months = best.break_even_months
         yield (M.RENT_BREAKS_EVEN(rent=best.rent_cost, currency=currency, months=months) if months is not None

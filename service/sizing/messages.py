@@ -1302,6 +1302,10 @@ CAPACITY_NONE = template("capacity_none", "{asked}: no card compared meets it.",
 CAPACITY_BEST = template(
     "capacity_best", "{asked} takes at least {cards} x {card} ({plan}, {machines}), about {speed:.1f} tokens/s per "
     "user.", "the capacity summary: the fewest cards that meet the target")
+SERVING_LENGTHS = template(
+    "serving_lengths", "Each user's prompt is {prompt:,} tokens and each answer {output:,} tokens.",
+    "a serving summary: the prompt and answer lengths it assumed (workload.prompt_tokens and output_tokens), which "
+    "move the cards needed")
 ONE_MACHINE = template("one_machine", "1 machine", "one machine")
 MACHINES_COUNT = template("machines_count", "{machines} machines", "several machines")
 COMPARE_SERVING = template(

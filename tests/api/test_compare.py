@@ -282,3 +282,17 @@ def test_the_html_report_speaks_chinese(client):
 def test_json_stays_the_default_for_a_client_that_accepts_anything(client):
     response = client.post("/v1/compare", json=SERVING, headers={"Accept": "*/*"})
     assert response.mimetype == "application/json"
+
+
+@pytest.mark.parametrize("lang, said", [("en", "prompt is 2,000 tokens and each answer 300 tokens"),
+                                        ("zh", "输入为 2,000 token，每个回答 300 token")])
+def test_capacity_and_compare_summaries_say_the_prompt_and_answer_lengths_they_assumed(client, lang, said):
+    """The lengths move the answer (H20 for 50 users: 10 cards at the defaults, more at longer
+    prompts), so a quoted summary carries them."""
+    target = {"concurrent_users": 50, "tokens_per_s_per_user": 20}
+    workload = {"prompt_tokens": 2000, "output_tokens": 300}
+    capacity = post(client, "/v1/capacity", {"model": "qwen2.5-72b", "cards": ["h20"], "target": target,
+                                            "workload": workload, "lang": lang})
+    compare = post(client, "/v1/compare", {"model": "qwen2.5-72b", "options": [{"card": "h20", "count": 8}],
+                                          "target": target, "workload": workload, "lang": lang})
+    assert said in capacity["summary"] and said in compare["summary"]

@@ -44,13 +44,14 @@ def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Ta
                      best: CapacityAnswer | None) -> str:
     """The capacity answer in a sentence a chatbot can quote (coded messages said in `lang`)."""
     asked = serving_asked(model, workload, target)
+    lengths = M.SERVING_LENGTHS(prompt=workload.prompt_tokens, output=workload.output_tokens or 1)
     if best is None:
-        return sentences(lang, (M.CAPACITY_NONE(asked=asked),))
+        return sentences(lang, (M.CAPACITY_NONE(asked=asked), lengths))
     plan, cards, machines = met_plan(best)
     return sentences(lang, (M.CAPACITY_BEST(
         asked=asked, cards=cards, card=best.card.id, plan=plan.description,
         machines=M.MACHINES_COUNT(machines=machines) if machines > 1 else M.ONE_MACHINE(),
-        speed=best.tokens_per_s_per_user),))
+        speed=best.tokens_per_s_per_user), lengths))
 
 
 def serving_asked(model: ModelSpec, workload: Workload, target: Target) -> M.Message:
