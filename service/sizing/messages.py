@@ -1217,6 +1217,9 @@ SUMMARY_CONTEXT = template(
     "the summary: the context is longer than the model was trained for")
 SUMMARY_NEVER = template("summary_never", "It does not fit on any number of {card} cards.",
                          "the summary: no count of the card holds the job")
+SUMMARY_NOT_ONE = template(
+    "summary_not_one", "One {card} cannot hold it; it needs {needed}.",
+    "the summary, when no count was given and one card is too small: the verdict for one card first")
 SUMMARY_FITS = template("summary_fits", "It fits on {cards} x {card} ({free_bytes:GB|.1f} GB free per card).",
                         "the summary: the job fits, with the memory left")
 SUMMARY_SHORT = template(

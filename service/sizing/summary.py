@@ -37,11 +37,14 @@ def _sentences(model, workload, card, fit, plan, speed, train, energy, machines)
         yield M.SUMMARY_CONTEXT(context=workload.context_tokens, positions=model.max_context_tokens)
     if fit.cards_needed is None:
         yield M.SUMMARY_NEVER(card=card.id)
-    elif fit.fits:
-        yield M.SUMMARY_FITS(cards=fit.count, card=card.id, free_bytes=fit.free_bytes_per_card)
     else:
-        yield M.SUMMARY_SHORT(cards=fit.count, card=card.id, short_bytes=-fit.free_bytes_per_card,
-                              needed=fit.cards_needed)
+        if not fit.count_given and fit.cards_needed > 1:  # "can one 4090 ...?" asked without a count
+            yield M.SUMMARY_NOT_ONE(card=card.id, needed=fit.cards_needed)
+        if fit.fits:
+            yield M.SUMMARY_FITS(cards=fit.count, card=card.id, free_bytes=fit.free_bytes_per_card)
+        else:
+            yield M.SUMMARY_SHORT(cards=fit.count, card=card.id, short_bytes=-fit.free_bytes_per_card,
+                                  needed=fit.cards_needed)
     if speed is not None and fit.cards_needed is not None:
         r = speed.decode_tokens_per_s_range
         batch = (M.SUMMARY_BATCH(total=speed.total_tokens_per_s, batch_size=speed.batch_size)

@@ -111,3 +111,17 @@ def test_catalog_endpoints(client):
     assert models["count"] == len(models["models"]) >= 10
     assert client.get("/v1/models/Llama 3.1 70B Instruct").get_json()["id"] == "llama-3.1-70b"
     assert client.get("/v1/models/gpt-17").status_code == 404
+
+
+@pytest.mark.parametrize("lang, one", [("en", "One rtx-4090 cannot hold it; it needs 8."),
+                                       ("zh", "单张 rtx-4090 放不下，需要 8 张。")])
+def test_a_question_without_a_count_hears_the_verdict_for_one_card_first(client, lang, one):
+    """"一张4090能全参微调Qwen2.5-7B吗" reaches the service without a count: the summary says first
+    that one card cannot hold it, then how many can."""
+    answer = client.get("/v1/estimate", query_string={"model": "qwen2.5-7b", "card": "4090", "mode": "full_finetune",
+                                                      "lang": lang}).get_json()
+    assert one in answer["summary"]
+    assert answer["summary"].index(one) < answer["summary"].index("8 x rtx-4090" if lang == "en" else "8 张 rtx-4090 放得下")
+    given = client.get("/v1/estimate", query_string={"model": "qwen2.5-7b", "card": "4090", "count": 8,
+                                                     "mode": "full_finetune", "lang": lang}).get_json()
+    assert one not in given["summary"]  # a count asked is answered as asked
