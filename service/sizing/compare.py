@@ -214,11 +214,13 @@ def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...]
     notes, resolved = opening(model, workload, cards=cards)
     _the_job(resolved, target, deadline_days)
     horizon = notes.use("years", years, d.YEARS)
-    order = notes.use("rank_by", rank_by, d.Default("cost_of_ownership", M.CHEAPEST_FIRST()))
     overheads = _overheads(overhead, notes)
     energy = replace(energy, years=horizon, machines=1)
     raw = [_option(model, workload, resolved, offer, target, deadline_days, energy, overheads, notes)
            for offer in offers]
+    priced = any(o.cost_of_ownership is not None for o in raw if o.meets_target)
+    order = notes.use("rank_by", rank_by, d.Default("cost_of_ownership", M.CHEAPEST_FIRST()) if priced
+                      else d.Default("cards", M.FEWEST_CARDS_FIRST()))
     currency = energy.currency or d.CURRENCY.value
     ranked = _ranked(raw, order, resolved.training)
     if not any(o.meets_target for o in ranked):
@@ -498,6 +500,12 @@ def _summary(model, workload, target, deadline_days, years, rank_by, options, cu
     own = best.cost_of_ownership
     yield (M.COMPARE_BEST_OWNED(**said, own=own.typical, own_low=own.low, own_high=own.high, currency=currency,
                                 years=years) if own else M.COMPARE_BEST_NO_PRICE(**said))
+    following = [o for o in meeting[1:] if o.cards is not None and o.electricity_cost_per_year is not None]
+    if not own and following and best.cards is not None and best.electricity_cost_per_year is not None:
+        other = following[0]  # what can be said without prices: the cards and the electricity
+        yield M.COMPARE_AGAINST(best=best.label, cards=best.cards, electricity=best.electricity_cost_per_year,
+                                currency=currency, other=other.label, other_cards=other.cards,
+                                other_electricity=other.electricity_cost_per_year)
     if lengths is not None:
         yield lengths
     if best.rent_cost is not None:

@@ -565,6 +565,9 @@ CONTEXT_PROMPT_PLUS_OUTPUT = template(
 OUTPUT_IS_REST = template("output_is_rest", "the rest of the context is generated", "the output fills the context")
 PROMPT_IS_REST = template("prompt_is_rest", "the rest of the context is prompt", "the prompt fills the context")
 CHEAPEST_FIRST = template("cheapest_first", "the cheapest to own first", "the default order of a comparison")
+FEWEST_CARDS_FIRST = template(
+    "fewest_cards_first", "no option meeting the job has a price: the fewest cards first, then the least power",
+    "the default order of a comparison without prices: what it can compute")
 GUIDE_WEIGHTS = template(
     "guide_weights", "the guide's weights for the {line} line", "the ranking's weights are the guide's")
 RANK_COUNT = template(
@@ -1338,6 +1341,11 @@ COMPARE_BEST_OWNED = template(
     "{asked}: options meeting it: {meeting} of {options}; by {by}, {best} comes first, {own:,.0f} {currency} to "
     "own over a {years:g}-year term ({own_low:,.0f}-{own_high:,.0f}).",
     "the comparison's summary: the first option and its cost of ownership")
+COMPARE_AGAINST = template(
+    "compare_against",
+    "{best} needs {cards} cards and {electricity:,.0f} {currency} of electricity a year, against {other_cards} cards "
+    "and {other_electricity:,.0f} {currency} for {other}.",
+    "a comparison without prices: the first option's cards and electricity against the next one's")
 COMPARE_BEST_NO_PRICE = template(
     "compare_best_no_price", "{asked}: options meeting it: {meeting} of {options}; by {by}, {best} comes first (no "
     "price).",
