@@ -29,15 +29,6 @@ RESEARCH_NOTES = (
     ".claude/",
 )
 
-# Sources whose text is translated elsewhere (service/sizing/catalog.py data_texts): they are
-# rewritten together with their translations, not here. Strict: an entry fixed stops failing
-# and must leave this table.
-TRANSLATED = {
-    ("cards.toml", "card[25] (h200-sxm)", "measured_source"):
-        "translated in service/sizing/locale; cites the project's own measurement notes",
-}
-
-
 def _walk(node, where):
     """(where, key, value) for each key ending in `source` under `node`."""
     if isinstance(node, dict):
@@ -67,9 +58,7 @@ SOURCES = list(_sources())
 
 def _cases():
     for name, where, key, value in SOURCES:
-        reason = TRANSLATED.get((name, where, key))
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        yield pytest.param(name, where, key, value, id=f"{name}:{where}.{key}", marks=marks)
+        yield pytest.param(name, where, key, value, id=f"{name}:{where}.{key}")
 
 
 def test_the_walk_reaches_the_sources_in_arrays_of_tables():
