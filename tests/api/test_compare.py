@@ -296,3 +296,18 @@ def test_capacity_and_compare_summaries_say_the_prompt_and_answer_lengths_they_a
     compare = post(client, "/v1/compare", {"model": "qwen2.5-72b", "options": [{"card": "h20", "count": 8}],
                                           "target": target, "workload": workload, "lang": lang})
     assert said in capacity["summary"] and said in compare["summary"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_without_prices_a_comparison_ranks_by_what_it_can_compute_and_says_it(client, lang):
+    """'H20 or L20 for 50 users?' with no prices: not ranked by a cost it cannot compute."""
+    body = {"model": "qwen2.5-72b", "options": [{"card": "l20"}, {"card": "h20"}], "lang": lang,
+            "target": {"concurrent_users": 50}}
+    answer = post(client, "/v1/compare", body)
+    first, second = answer["options"][:2]
+    assert answer["rank_by"] == "cards" and first["cards"] <= second["cards"]
+    assert any(a["name"] == "rank_by" and a["note"]["code"] == "fewest_cards_first" for a in answer["assumptions"])
+    said = f"{first['cards']} cards" if lang == "en" else f"{first['cards']} 张卡"
+    assert said in answer["summary"] and f"{second['energy']['electricity_cost_per_year']:,.0f}" in answer["summary"]
+    priced = post(client, "/v1/compare", {**body, "prices": {"h20": 110000, "l20": 30000}})
+    assert priced["rank_by"] == "cost_of_ownership"  # with prices, the cheapest to own first
