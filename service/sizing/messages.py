@@ -1050,6 +1050,11 @@ TARGET_MET_ON_MACHINES = template(
     "the plan that reaches the serving target, the machines it takes and their draw")
 RECOMMEND_NONE = template("recommend_none", "No tier of any allowed line meets these constraints.",
                           "the summary when no card meets the constraints")
+RECOMMEND_SPLIT = template(
+    "recommend_split",
+    "No tier of any allowed line meets these constraints on one card, the count allowed without "
+    "constraints.splittable; split over cards, {cards} x {card} ({line} line) would.",
+    "the summary when nothing meets the constraints on one card and a split over cards would")
 RECOMMENDED = template(
     "recommended",
     "Recommended: {cards} x {card} ({line} line): it holds the model and is the best by {ranked_by} ({value:,.1f}).",

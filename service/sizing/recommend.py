@@ -86,6 +86,7 @@ class Recommendation:
     assumptions: tuple[Assumption, ...] = ()
     warnings: tuple[M.Message, ...] = ()
     ranked_by_said: M.Message | None = None  # ranked_by as a message; None without a choice
+    split: "Recommendation | None" = None  # no choice on one card: what a split over cards would choose
 
 
 def line_exclusions(c: Constraints) -> dict[str, M.Message]:
@@ -126,6 +127,9 @@ def recommend(
         say_derived_half_precision(result.choice.card, notes)
     else:
         notes.warn(M.NO_TIER_MEETS())
+        if not constraints.splittable:  # one card was all it allowed: say what a split would choose
+            split = _recommend(model, resolved, replace(constraints, splittable=True), catalog, prices, target)
+            result = replace(result, split=split if split.choice is not None else None)
     return replace(result, assumptions=tuple(notes.assumptions), warnings=tuple(notes.warnings))
 
 
@@ -403,6 +407,9 @@ def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool
 def summary(result: Recommendation) -> M.Message:
     """The recommendation in a sentence or two."""
     choice, ranked_by = result.choice, result.ranked_by_said
+    split = result.split
+    if (choice is None or ranked_by is None) and split is not None and split.choice is not None:
+        return M.RECOMMEND_SPLIT(cards=split.choice.count, card=split.choice.card.id, line=M.LINE_WORDS[split.line]())
     if choice is None or ranked_by is None:
         return M.RECOMMEND_NONE()
     return M.RECOMMENDED(cards=choice.count, card=choice.card.id, line=result.line,

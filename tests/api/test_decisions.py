@@ -209,3 +209,17 @@ def test_troubleshooting_answers_in_chinese_and_gives_power_cap_advice(client):
 def test_troubleshooting_without_a_match_still_gives_the_order(client):
     body = client.get("/v1/troubleshoot", query_string={"q": "purple smoke"}).get_json()
     assert body["matches"] == [] and len(body["diagnosis_order"]) == 5
+
+
+@pytest.mark.parametrize("lang, said", [
+    ("en", "on one card, the count allowed without constraints.splittable; split over cards, 4 x W-B (workstation "
+           "line) would."),
+    ("zh", "若允许多卡拆分，工作站产品线的 W-B 4 张可以满足。")])
+def test_a_recommendation_that_fails_on_one_card_says_so_and_offers_the_split(client, lang, said):
+    """70B under 450 W a card: nothing holds it on one card (all a recommendation allows without
+    splittable), and the summary says so and names the split that would meet the constraints."""
+    body = {"model": "llama-3.1-70b", "constraints": {"power_w_per_card": 450}, "lang": lang}
+    answer = client.post("/v1/recommend", json=body).get_json()
+    assert said in answer["summary"] and answer["tier"] is None
+    split = client.post("/v1/recommend", json={**body, "constraints": {**body["constraints"], "splittable": True}})
+    assert split.get_json()["count"] == 4 and split.get_json()["tier"]["id"] == "W-B"
