@@ -1228,6 +1228,9 @@ SUMMARY_NEVER = template("summary_never", "It does not fit on any number of {car
 SUMMARY_NOT_ONE = template(
     "summary_not_one", "One {card} cannot hold it; it needs {needed}.",
     "the summary, when no count was given and one card is too small: the verdict for one card first")
+SUMMARY_FITS_IN = template(
+    "summary_fits_in", "In {precision} it fits on {cards} x {card}, at about {speed:.1f} tokens/s per stream.",
+    "the summary, when the format asked does not fit on the cards asked: the largest smaller format that does")
 SUMMARY_FITS = template("summary_fits", "It fits on {cards} x {card} ({free_bytes:GB|.1f} GB free per card).",
                         "the summary: the job fits, with the memory left")
 SUMMARY_SHORT = template(

@@ -17,13 +17,15 @@ from .zh import sentences
 def summarise(
     lang: str, model: ModelSpec, workload: Workload, card: Card, memory: MemoryBreakdown,
     fit: FitAnswer, plan: PlanAnswer, speed: ThroughputAnswer | None, train: TrainingAnswer | None,
-    energy: EnergyAnswer, machines: int = 1,
+    energy: EnergyAnswer, machines: int = 1, fits_in: M.Message | None = None,
 ) -> str:
-    """The estimate in a few sentences a chatbot can quote, each a coded message said in `lang`."""
-    return sentences(lang, _sentences(model, workload, card, fit, plan, speed, train, energy, machines))
+    """The estimate in a few sentences a chatbot can quote, each a coded message said in `lang`;
+    `fits_in` says the format that fits on the cards asked when the one asked does not."""
+    return sentences(lang, _sentences(model, workload, card, fit, plan, speed, train, energy, machines, fits_in))
 
 
-def _sentences(model, workload, card, fit, plan, speed, train, energy, machines) -> Iterator[M.Message]:
+def _sentences(model, workload, card, fit, plan, speed, train, energy, machines,
+               fits_in: M.Message | None = None) -> Iterator[M.Message]:
     cards = fit.total_bytes // max(1, fit.need_bytes_per_card)  # the cards the plan uses
     mode = M.MODE_WORDS[workload.mode]()
     if cards <= 1:
@@ -45,6 +47,8 @@ def _sentences(model, workload, card, fit, plan, speed, train, energy, machines)
         else:
             yield M.SUMMARY_SHORT(cards=fit.count, card=card.id, short_bytes=-fit.free_bytes_per_card,
                                   needed=fit.cards_needed)
+            if fits_in is not None:
+                yield fits_in
     if speed is not None and fit.cards_needed is not None:
         r = speed.decode_tokens_per_s_range
         batch = (M.SUMMARY_BATCH(total=speed.total_tokens_per_s, batch_size=speed.batch_size)

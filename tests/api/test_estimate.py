@@ -125,3 +125,17 @@ def test_a_question_without_a_count_hears_the_verdict_for_one_card_first(client,
     given = client.get("/v1/estimate", query_string={"model": "qwen2.5-7b", "card": "4090", "count": 8,
                                                      "mode": "full_finetune", "lang": lang}).get_json()
     assert one not in given["summary"]  # a count asked is answered as asked
+
+
+@pytest.mark.parametrize("lang, said", [("en", "In q4_k_m it fits on 2 x rtx-4090, at about"),
+                                        ("zh", "改用 q4_k_m，2 张 rtx-4090 放得下")])
+def test_cards_too_small_for_the_format_asked_hear_the_format_that_fits_on_them(client, lang, said):
+    """"Can Llama 3.1 70B run on two RTX 4090s?": not only "8 are needed" in bf16, but the largest
+    smaller format that fits on the two, and its speed there (the alternatives say the same)."""
+    query = {"model": "llama-3.1-70b", "card": "rtx-4090", "count": 2, "lang": lang}
+    answer = client.get("/v1/estimate", query_string=query).get_json()
+    assert said in answer["summary"]
+    q4 = next(a for a in answer["alternatives"] if a["option"]["params"]["precision"] == "q4_k_m")
+    assert q4["cards_needed"] <= 2
+    fitting = client.get("/v1/estimate", query_string={**query, "count": 8}).get_json()
+    assert "q4_k_m" not in fitting["summary"]  # cards that hold the format asked hear nothing of others

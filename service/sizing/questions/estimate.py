@@ -19,6 +19,7 @@ from ..inputs import (
 )
 from ..model import ModelSpec
 from ..plan import machine_slots
+from ..precision import get_precision
 from ..summary import summarise
 from ..throughput import (
     setup,
@@ -64,8 +65,10 @@ def estimate(
     duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
+    fits_in = None if resolved.training or fit.fits or hardware.count is None else \
+        _format_that_fits(model, workload, resolved, hardware)
     text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
-                     host.machines)
+                     host.machines, fits_in)
     compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
         if alternatives else ()
     capacity = None
@@ -82,6 +85,27 @@ def estimate(
 
 
 INFERENCE_ALTERNATIVES = ("bf16", "fp8", "awq", "q4_k_m")
+
+
+def _format_that_fits(model: ModelSpec, given: WorkloadInput, workload: Workload,
+                      hardware: HardwareInput) -> M.Message | None:
+    """Serving that does not fit on the cards asked: the format among the alternatives, smaller
+    than the one asked and the largest of them, that fits on those cards, with its speed there
+    ("Can Llama 3.1 70B run on two RTX 4090s?" is answered in 4 bits, not only with 8 cards)."""
+    smaller = sorted((p for p in (get_precision(n) for n in INFERENCE_ALTERNATIVES)
+                      if p.bytes_per_value < workload.precision.bytes_per_value),
+                     key=lambda p: -p.bytes_per_value)
+    for precision in smaller:
+        notes = Notes()
+        try:
+            resolved = resolve_workload(replace(given, precision=precision.name, parallelism=None), notes, model)
+            job = place_serving(model, resolved, hardware, notes)
+        except InvalidInputError:
+            continue
+        if job.fit.fits:
+            return M.SUMMARY_FITS_IN(precision=precision.name, cards=job.fit.count, card=hardware.card.id,
+                                     speed=stream_speed(resolved, job.setup))
+    return None
 
 
 TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective"), (3, "selective"),
