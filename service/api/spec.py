@@ -17,6 +17,7 @@ apispec is a development tool (installed with the test extras); the service neve
 import argparse
 import difflib
 import inspect
+import json
 import re
 import sys
 
@@ -129,7 +130,29 @@ def components() -> dict[str, dict]:
         _without_inclusive_twins(body)
         doc = classes[name].__dict__.get("__doc__") if name in classes else None
         out[name] = {"description": _prose(doc), **body} if doc else body
+    for name in _sparse_parts(out):  # fields= leaves out what it does not name: nothing is required
+        out[name].pop("required", None)
+        out[name]["description"] = (out[name].get("description", "") + SPARSE_NOTE).strip()
     return out
+
+
+SPARSE_ROOT = "EstimateResponse"  # what fields= selects from (/estimate, and each item of a batch or sweep)
+SPARSE_NOTE = ("\n\nA whole answer carries every field; one asked with `fields=` carries only the fields named "
+               "(and their parts), so none is required.")
+
+
+def _sparse_parts(components: dict[str, dict]) -> set[str]:
+    """The components a sparse estimate can cut: the estimate and every object reachable from it,
+    except a coded message, which stands whole wherever it is."""
+    seen, todo = set(), [SPARSE_ROOT]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == "Message":
+            continue
+        seen.add(name)
+        text = json.dumps(components[name])
+        todo += [part.split('"')[0] for part in text.split('"$ref": "#/components/schemas/')[1:]]
+    return seen
 
 
 def _ref(schema: type[marshmallow.Schema]) -> dict:
