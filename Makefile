@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 MCP_PORT ?= 8001
 
 .DEFAULT_GOAL := help
-.PHONY: help install run mcp mcp-http test check spec validate fit bench flood fuzz soak clean
+.PHONY: help install run mcp-install mcp mcp-http test check spec validate fit bench flood fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,8 @@ install: $(STAMP) ## create .venv and install the service with its test tools
 
 run: $(RUN_STAMP) ## serve the API with gunicorn on http://127.0.0.1:$(PORT) (PORT, WORKERS, THREADS; only what serving needs)
 	PORT=$(PORT) WORKERS=$(WORKERS) THREADS=$(THREADS) GUNICORN=$(BIN)/gunicorn deploy/entrypoint.sh
+
+mcp-install: $(MCP_STAMP) ## install what make mcp needs, once, before an assistant starts it (it waits about 60 s for an answer)
 
 mcp: $(MCP_STAMP) ## the MCP server on stdio for a desktop assistant (run as make -s mcp; SIZING_URL: call a running service)
 	@$(BIN)/python -m service.mcp_server
