@@ -11,7 +11,7 @@ No MCP import here, so the contract's lint can build the tools without the proto
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -43,6 +43,7 @@ class ToolOperation:
     path_params: tuple[str, ...]
     query_params: tuple[str, ...]
     has_body: bool
+    defaults: Json = field(default_factory=dict)  # x-tool-defaults: query values a call gets unless it gives its own
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +91,11 @@ def tool_for(path: str, method: str, op: Json, spec: Json) -> ToolOperation:
                 raise ToolSpecError(f"{where}: body field {name!r} has the name of a parameter")
             properties[name] = schema
         required += body.get("required", [])
+    defaults: Json = dict(op.get("x-tool-defaults") or {})
+    for name, value in defaults.items():
+        if name not in properties:
+            raise ToolSpecError(f"{where}: x-tool-defaults names {name!r}, which is not a parameter")
+        properties[name] = {**properties[name], "default": value}
     input_schema: Json = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         input_schema["required"] = required
@@ -102,7 +108,7 @@ def tool_for(path: str, method: str, op: Json, spec: Json) -> ToolOperation:
         method=method.upper(), path=path,
         path_params=tuple(p["name"] for p in params if p["in"] == "path"),
         query_params=tuple(p["name"] for p in params if p["in"] == "query"),
-        has_body=body is not None)
+        has_body=body is not None, defaults=defaults)
 
 
 def _body_schema(op: Json, spec: Json, where: str) -> Json | None:
@@ -163,7 +169,7 @@ def self_contained(schema: Json, spec: Json) -> Json:
 def request_for(tool: ToolOperation, arguments: Json | None) -> ToolRequest:
     """The HTTP request a call becomes: path parameters into the path, query parameters into the
     query, the rest into the JSON body, where the service's own validation judges them."""
-    arguments = dict(arguments or {})
+    arguments = {**tool.defaults, **(arguments or {})}
     _carried_by_json(arguments)
     path = tool.path
     for name in tool.path_params:

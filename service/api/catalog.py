@@ -1,12 +1,13 @@
 """The catalog endpoints: cards (the guide's tiers and real cards) and model presets."""
 
-from flask import Blueprint
+from flask import Blueprint, request
 from werkzeug.exceptions import NotFound
 
 from ..sizing import GIB, UnknownCardError, UnknownModelError
 from . import schemas as s
 from .catalogs import current_catalogs
-from .operations import answered, asked, operation
+from .dump import sparse_dumper
+from .operations import LIST_FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("catalog", __name__)
 
@@ -34,17 +35,23 @@ def matching(query: dict | None) -> list:
     tool=True,
     summary="The card catalog, filtered",
     answer=s.CardListSchema,
-    answer_description="Every card in the catalog.",
-    query=s._CardQuerySchema)
+    answer_description="The cards that pass the filters (a page of them with limit).",
+    query=s._CardQuerySchema,
+    parameters=(LIST_FIELDS_PARAMETER,),
+    tool_defaults={"limit": 25, "fields": "count,total,offset,cards.id,cards.name,cards.kind,cards.line,"
+                   "cards.memory_gib,cards.bandwidth_gb_per_s,cards.dense_tflops,cards.power_w"})
 def list_cards():
     """Use to find card ids. Lists the guide's tiers (C30 to D-L) and real cards with memory in GiB,
     bandwidth in GB/s, dense TFLOP/s per precision, power in W, interconnect, ECC, tier and
     source."""
-    query = asked()
+    paths = fields_asked(request.args, s.CardListSchema)
+    query = asked(without=("fields",))
     catalogs = current_catalogs()
     cards = matching(query)
-    return answered({"count": len(cards), "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id))
-                                                     for c in cards]})
+    page = _page(cards, query)
+    return _listed(paths, s.CardListSchema, {
+        "count": len(page), "total": len(cards), "offset": query["offset"],
+        "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id)) for c in page]})
 
 
 @bp.get("/cards/<card_id>")
@@ -73,12 +80,32 @@ def get_card(card_id: str):
     tool=True,
     summary="The model presets",
     answer=s.ModelListSchema,
-    answer_description="Every model preset.")
+    answer_description="The model presets (a page of them with limit).",
+    query=s._ModelQuerySchema,
+    parameters=(LIST_FIELDS_PARAMETER,),
+    tool_defaults={"limit": 25, "fields": "count,total,offset,models.id,models.name,models.params,"
+                   "models.active_params,models.layers,models.kv_cache_bytes_per_token_bf16,models.max_context_tokens,"
+                   "models.released_precision"})
 def list_models():
     """Use to find model ids. Lists the presets with their exact parameter counts, architecture
     (layers, heads, KV heads, head dimension), KV cache bytes per token, and sources."""
+    paths = fields_asked(request.args, s.ModelListSchema)
+    query = asked(without=("fields",))
     models = current_catalogs().models.models
-    return answered({"count": len(models), "models": models})
+    page = _page(models, query)
+    return _listed(paths, s.ModelListSchema,
+                   {"count": len(page), "total": len(models), "offset": query["offset"], "models": page})
+
+
+def _page(entries, query: dict):
+    """The entries from `offset`, at most `limit` of them (all without a limit)."""
+    start = query["offset"]
+    return entries[start:] if query.get("limit") is None else entries[start:start + query["limit"]]
+
+
+def _listed(paths: tuple[str, ...] | None, schema, answer: dict) -> dict:
+    """A list as asked: whole, or only the fields `paths` names (compact rows)."""
+    return answered(answer) if paths is None else sparse_dumper(schema, paths)(answer)
 
 
 @bp.get("/models/<path:model_id>")

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app, request
-from marshmallow import Schema
+from marshmallow import Schema, ValidationError
 
-from .dump import dumper
+from . import problem_messages as P
+from .dump import dumper, sparse_dumper
 from .jsonio import json_body, query_args
 
 
@@ -43,6 +44,7 @@ class Operation:
     parameters: tuple[dict, ...] = ()
     path_parameters: dict[str, str] = field(default_factory=dict)
     tool: bool = False
+    tool_defaults: dict[str, Any] = field(default_factory=dict)  # query values a tool call gets unless it gives its own
     public: bool = False  # no API key needed even where keys are set (the docs page, the metrics)
 
 
@@ -98,6 +100,32 @@ def answered(result: Any) -> dict:
     assert answer is not None, "a route answering plain text has no schema to dump with"
     return dumper(answer)(result)
 
+
+MAX_FIELDS = 64
+
+
+def fields_asked(args, schema: type[Schema]) -> tuple[str, ...] | None:
+    """`fields=summary,fit.fits,throughput.bound`: the answer's fields a caller reads (a sparse
+    answer), checked against the shape of `schema`; None for the whole answer."""
+    given = args.getlist("fields")
+    if not given:
+        return None
+    paths = {p.strip() for text in given for p in text.split(",") if p.strip()}
+    if not paths or len(paths) > MAX_FIELDS or any(len(p) > 200 for p in paths):
+        raise ValidationError({"fields": [P.FIELDS_COUNT(limit=MAX_FIELDS)]})
+    paths_sorted = tuple(sorted(paths))
+    try:
+        sparse_dumper(schema, paths_sorted)
+    except ValueError as exc:
+        raise ValidationError({"fields": [exc.args[0]]}) from None
+    return paths_sorted
+
+
+# `fields=` on the catalog's lists: the entries' fields a caller reads (compact rows).
+LIST_FIELDS_PARAMETER = {
+    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
+    "description": "Omitted: every field of every entry. Comma-separated fields, dotted for an entry's "
+                   "(count,total,cards.id,cards.memory_gib): rows of only those fields."}
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
 FIELDS_PARAMETER = {

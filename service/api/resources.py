@@ -21,7 +21,7 @@ from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
 from .jsonio import json_body, json_items
 from .lang import answer_lang, asked_lang
-from .operations import FIELDS_PARAMETER, answered, asked, operation
+from .operations import FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("sizing", __name__)
 
@@ -52,24 +52,9 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
     return result.card.line, dump(result)
 
 
-MAX_FIELDS = 64
-
-
 def _fields(args) -> tuple[str, ...] | None:
-    """`fields=summary,fit.fits,throughput.bound`: the answer's fields a caller reads (a sparse
-    answer), checked against the answer's shape; None for the whole answer."""
-    given = args.getlist("fields")
-    if not given:
-        return None
-    paths = {p.strip() for text in given for p in text.split(",") if p.strip()}
-    if not paths or len(paths) > MAX_FIELDS or any(len(p) > 200 for p in paths):
-        raise ValidationError({"fields": [P.FIELDS_COUNT(limit=MAX_FIELDS)]})
-    paths_sorted = tuple(sorted(paths))
-    try:
-        sparse_dumper(s.EstimateResponseSchema, paths_sorted)
-    except ValueError as exc:
-        raise ValidationError({"fields": [exc.args[0]]}) from None
-    return paths_sorted
+    """`fields=summary,fit.fits,throughput.bound` on an estimate (see fields_asked)."""
+    return fields_asked(args, s.EstimateResponseSchema)
 
 
 def _counted(line: str, body: dict):

@@ -1293,12 +1293,27 @@ class _CardQuerySchema(_Strict):
         "Omitted: every tier. Only cards of this guide tier (C90, D-M, ...)."))
     min_memory_gib = fields.Float(validate=_range(0, 100_000), allow_nan=False, metadata={
         **doc("Only cards with at least this much memory, in GiB."), "default": 0})
+    limit = fields.Integer(validate=_range(1, 1000), metadata=doc(
+        "Omitted: every card that passes. At most this many, from offset (a page)."))
+    offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
+        **doc("The first card to answer, counted from 0 in catalog order (with limit: a page)."), "default": 0})
+
+
+class _ModelQuerySchema(_Strict):
+    """GET /models paging (query strings, so numbers arrive as text)."""
+
+    limit = fields.Integer(validate=_range(1, 1000), metadata=doc(
+        "Omitted: every preset. At most this many, from offset (a page)."))
+    offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
+        **doc("The first preset to answer, counted from 0 in catalog order (with limit: a page)."), "default": 0})
 
 
 class CardListSchema(Schema):
-    count = fields.Integer(required=True, metadata=doc("Number of entries in cards (those passing the filters)."))
+    count = fields.Integer(required=True, metadata=doc("Number of entries in cards (this page)."))
+    total = fields.Integer(required=True, metadata=doc("Number of cards that pass the filters, every page."))
+    offset = fields.Integer(required=True, metadata=doc("Position of the first entry of cards among them, from 0."))
     cards = fields.List(fields.Nested(CardSchema), required=True, metadata=doc(
-        "The guide's tiers and real cards that pass the filters, in catalog order."))
+        "The guide's tiers and real cards that pass the filters, in catalog order (the page asked)."))
 
 
 class ModelPresetSchema(Schema):
@@ -1375,9 +1390,11 @@ class ModelPresetSchema(Schema):
 
 
 class ModelListSchema(Schema):
-    count = fields.Integer(required=True, metadata=doc("Number of presets in models."))
+    count = fields.Integer(required=True, metadata=doc("Number of presets in models (this page)."))
+    total = fields.Integer(required=True, metadata=doc("Number of presets, every page."))
+    offset = fields.Integer(required=True, metadata=doc("Position of the first entry of models, from 0."))
     models = fields.List(fields.Nested(ModelPresetSchema), required=True, metadata=doc(
-        "Every model preset, in catalog order."))
+        "The model presets, in catalog order (the page asked)."))
 
 
 class HealthSchema(Schema):

@@ -136,15 +136,16 @@ def components() -> dict[str, dict]:
     return out
 
 
-SPARSE_ROOT = "EstimateResponse"  # what fields= selects from (/estimate, and each item of a batch or sweep)
+# What fields= selects from: /estimate (and each item of a batch or sweep), the catalog's lists.
+SPARSE_ROOTS = ("EstimateResponse", "CardList", "ModelList")
 SPARSE_NOTE = ("\n\nA whole answer carries every field; one asked with `fields=` carries only the fields named "
                "(and their parts), so none is required.")
 
 
 def _sparse_parts(components: dict[str, dict]) -> set[str]:
-    """The components a sparse estimate can cut: the estimate and every object reachable from it,
+    """The components a sparse answer can cut: each root and every object reachable from it,
     except a coded message, which stands whole wherever it is."""
-    seen, todo = set(), [SPARSE_ROOT]
+    seen, todo = set(), list(SPARSE_ROOTS)
     while todo:
         name = todo.pop()
         if name in seen or name == "Message":
@@ -164,6 +165,8 @@ def _operation(declared: Operation, view, rule, plugin: MarshmallowPlugin) -> di
     op: dict = {"operationId": declared.operation_id}
     if declared.tool:
         op["x-tool"] = True
+        if declared.tool_defaults:
+            op["x-tool-defaults"] = dict(declared.tool_defaults)
     op["summary"] = declared.summary
     op["description"] = _prose(view.__doc__ or "")
     parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"},

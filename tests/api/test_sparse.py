@@ -118,3 +118,15 @@ def test_a_sparse_answer_is_valid_against_the_contract_a_client_is_generated_fro
         estimate.validate(ok(client.post("/v1/estimate" + query, json=body)))
     batch = client.post("/v1/estimate/batch" + query, json={"items": QUESTIONS}).get_json()
     _contract_validator("BatchResponse").validate(batch)
+
+
+@pytest.mark.parametrize(("path", "entries"), [("/v1/cards", "cards"), ("/v1/models", "models")])
+def test_the_catalogs_lists_page_and_answer_compact_rows(client, path, entries):
+    whole = ok(client.get(path))
+    assert whole["count"] == whole["total"] == len(whole[entries]) and whole["offset"] == 0
+    page = ok(client.get(path, query_string={"limit": 5, "offset": 3, "fields": f"total,{entries}.id"}))
+    assert page == {"total": whole["total"], entries: [{"id": e["id"]} for e in whole[entries][3:8]]}
+    _contract_validator("CardList" if entries == "cards" else "ModelList").validate(page)
+    for bad in ({"limit": 0}, {"offset": -1}, {"fields": f"{entries}.nope"}):
+        response = client.get(path, query_string=bad)
+        assert response.status_code == 422 and response.get_json()["errors"][0]["field"] in bad

@@ -102,9 +102,9 @@ def test_an_input_the_contract_refuses_the_tool_schema_refuses_too():
         ("estimate", None, "/v1/estimate", {}, {}),
         ("getCard", {"card_id": "H100 SXM/80GB"}, "/v1/cards/H100%20SXM%2F80GB", {}, None),
         ("troubleshoot", {"q": "out of memory", "limit": 3}, "/v1/troubleshoot", {"q": "out of memory", "limit": "3"}, None),
-        ("listCards", {"min_memory_gib": 80.0, "line": "datacenter"}, "/v1/cards",
-         {"min_memory_gib": "80.0", "line": "datacenter"}, None),
-        ("listModels", {}, "/v1/models", {}, None),
+        ("listCards", {"min_memory_gib": 80.0, "line": "datacenter", "limit": 5, "fields": "cards.id"}, "/v1/cards",
+         {"min_memory_gib": "80.0", "line": "datacenter", "limit": "5", "fields": "cards.id"}, None),
+        ("listModels", {"limit": 100, "fields": "models"}, "/v1/models", {"limit": "100", "fields": "models"}, None),
     ],
 )
 def test_a_call_becomes_the_operations_request(name, arguments, path, query, body):
@@ -122,7 +122,7 @@ def test_a_booleans_query_value_is_written_as_json_writes_it():
     [
         ("getCard", {}, "getCard needs 'card_id'"),
         ("getModel", {"model_id": "x", "colour": "red"}, "does not take 'colour'; it takes model_id"),
-        ("listModels", {"q": "x"}, "it takes no arguments"),
+        ("listModels", {"q": "x"}, "it takes limit, offset, fields"),
         # what str() would silently turn into other text, or a URL would resolve away
         ("troubleshoot", {"q": None}, "q takes one string, number or boolean, not null"),
         ("troubleshoot", {"q": ["oom", "xid"]}, "not an array"),
@@ -201,8 +201,10 @@ def _mark(path, method):
         (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post",
                        requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}),
          "Nope"),
+        (lambda: _with(_mark("/v1/memory", "post"), "/v1/memory", "post", **{"x-tool-defaults": {"limit": 5}}),
+         "x-tool-defaults names 'limit', which is not a parameter"),
     ],
-    ids=["svg-is-lint", "name-clash", "not-json", "not-object", "missing-component"],
+    ids=["svg-is-lint", "name-clash", "not-json", "not-object", "missing-component", "default-for-nothing"],
 )
 def test_an_operation_that_cannot_be_a_tool_is_named(spec, finding):
     if finding is None:
@@ -215,3 +217,27 @@ def test_an_operation_that_cannot_be_a_tool_is_named(spec, finding):
 def _with(spec, path, method, **changes):
     spec["paths"][path][method].update(changes)
     return spec
+
+
+
+@pytest.mark.parametrize(("name", "entries"), [("listCards", "cards"), ("listModels", "models")])
+def test_a_listing_tool_answers_a_compact_page_unless_asked_for_more(app, name, entries):
+    """listCards answered 210 KB and listModels 160 KB, which an assistant pays on every call: by
+    default a tool call gets 25 entries of a few fields (under 8 KB), and says so in its schema;
+    an argument given replaces the default (`cards` in fields for whole entries)."""
+    tool = TOOLS[name]
+    assert tool.input_schema["properties"]["limit"]["default"] == 25
+    client = app.test_client()
+
+    def call(arguments):
+        req = request_for(tool, arguments)
+        return client.get(req.path, query_string=req.query)
+
+    page = call({})
+    assert page.status_code == 200 and len(page.get_data()) < 8_000
+    answer = page.get_json()
+    assert answer["count"] == 25 < answer["total"] and set(answer[entries][0]) >= {"id", "name"}
+    rest = call({"offset": 25, "limit": 100}).get_json()
+    assert rest["offset"] == 25 and rest["count"] == answer["total"] - 25
+    whole = call({"fields": f"count,{entries}", "limit": 2}).get_json()
+    assert whole["count"] == 2 and "source" in whole[entries][0]
