@@ -78,7 +78,12 @@ def _counted(line: str, body: dict):
         "energy": {"price_per_kwh": 0.7, "currency": "CNY"}},
     answer=s.EstimateResponseSchema,
     answer_description="The estimate.",
-    parameters=(FIELDS_PARAMETER,))
+    parameters=(FIELDS_PARAMETER,),
+    # an assistant reads the summary and the headline figures (about 4 KB, not 20-28 KB); it names
+    # more in fields, or the whole answer's parts (memory, throughput, training, alternatives, ...)
+    tool_defaults={"fields": "card.id,precision,summary,fit.fits,fit.cards_needed,fit.count,memory.total_bytes,"
+                   "parallelism.description,throughput.decode_tokens_per_s_expected,throughput.full_load,"
+                   "training.run,energy.power_w,energy.electricity_cost_per_year,energy.currency,warnings"})
 def estimate():
     """Use for "does model X fit on card Y, how many, how fast, what does it cost". Answers memory in
     bytes, fit, card count and plan, tokens/s per stream and at full load or training time in s,

@@ -51,7 +51,8 @@ def test_the_tools_listed_over_the_protocol_are_the_contracts(server):
 
 def test_estimate_through_the_protocol_is_post_estimate(server, client):
     result = session(server, lambda c: c.call_tool("estimate", QUESTION))
-    rest = client.post("/v1/estimate", json=QUESTION).get_json()
+    defaults = next(t for t in tools_from_spec(SPEC) if t.name == "estimate").defaults
+    rest = client.post("/v1/estimate", json=QUESTION, query_string=defaults).get_json()
     assert not result.is_error
     assert result.structured_content == rest
     assert rest["fit"]["cards_needed"] == 2 and rest["fit"]["fits"] is True

@@ -241,3 +241,21 @@ def test_a_listing_tool_answers_a_compact_page_unless_asked_for_more(app, name, 
     assert rest["offset"] == 25 and rest["count"] == answer["total"] - 25
     whole = call({"fields": f"count,{entries}", "limit": 2}).get_json()
     assert whole["count"] == 2 and "source" in whole[entries][0]
+
+
+def test_an_estimate_tool_call_answers_the_summary_and_headline_figures_unless_asked_for_more(app):
+    """A full estimate is 17-28 KB, which an assistant pays on every call: a call that names no
+    fields gets the summary and the headline figures, a few KB; fields names more."""
+    tool, client = TOOLS["estimate"], app.test_client()
+    question = {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 2}}
+
+    def call(arguments):
+        req = request_for(tool, arguments)
+        return client.post(req.path, query_string=req.query, json=req.body)
+
+    headline = call(question)
+    assert headline.status_code == 200 and len(headline.get_data()) < 5_000
+    assert {"summary", "fit", "throughput", "energy"} <= headline.get_json().keys()
+    more = call({**question, "fields": "summary,alternatives,memory"}).get_json()
+    assert set(more) == {"summary", "alternatives", "memory"} and more["alternatives"]
+    assert "fields" in tool.input_schema["properties"] and tool.input_schema["properties"]["fields"]["default"]

@@ -28,6 +28,8 @@ from tests.deploy import server as srv
 QUESTION = {"model": "Llama 3.1 70B", "hardware": {"card": "RTX 4090", "count": 2},
             "workload": {"precision": "int4"}}
 TOOL_NAMES = [tool.name for tool in tools_from_spec(SPEC)]
+# the estimate tool's default fields (x-tool-defaults): what a call that names none gets
+TOOL_FIELDS = {"fields": next(t for t in tools_from_spec(SPEC) if t.name == "estimate").defaults["fields"]}
 
 
 def ask(target, **headers):
@@ -57,7 +59,8 @@ def check(answers, expected):
 
 @pytest.fixture(scope="module")
 def expected(app):
-    return app.test_client().post("/estimate", json=QUESTION).get_json()
+    """The endpoint's answer to the call the tool makes: the question, with the tool's default fields."""
+    return app.test_client().post("/estimate", json=QUESTION, query_string=TOOL_FIELDS).get_json()
 
 
 def test_over_stdio_as_a_module(expected):
@@ -118,7 +121,8 @@ def api(tmp_path_factory):
 
 
 def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_path):
-    over_the_wire = requests.post(f"{api.base}/v1/estimate", json=QUESTION, headers={"X-API-Key": "k2"}, timeout=30)
+    over_the_wire = requests.post(f"{api.base}/v1/estimate", json=QUESTION, params=TOOL_FIELDS,
+                                  headers={"X-API-Key": "k2"}, timeout=30)
     # a key in the MCP server's environment is not lent to callers over HTTP
     with mcp_http(tmp_path, SIZING_URL=api.base, SIZING_API_KEY="k1") as base:
         check(ask(f"{base}/mcp", Authorization="Bearer k1"), over_the_wire.json())
