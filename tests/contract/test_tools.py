@@ -99,7 +99,7 @@ def test_an_input_the_contract_refuses_the_tool_schema_refuses_too():
     [
         ("estimate", {"model": "m", "hardware": {"card": "c"}, "fields": "summary,fits"},
          "/v1/estimate", {"fields": "summary,fits"}, {"model": "m", "hardware": {"card": "c"}}),
-        ("estimate", None, "/v1/estimate", {}, {}),
+        ("estimate", None, "/v1/estimate", dict(TOOLS["estimate"].defaults), {}),  # a call naming nothing: the defaults
         ("getCard", {"card_id": "H100 SXM/80GB"}, "/v1/cards/H100%20SXM%2F80GB", {}, None),
         ("troubleshoot", {"q": "out of memory", "limit": 3}, "/v1/troubleshoot", {"q": "out of memory", "limit": "3"}, None),
         ("listCards", {"min_memory_gib": 80.0, "line": "datacenter", "limit": 5, "fields": "cards.id"}, "/v1/cards",
