@@ -44,14 +44,10 @@ def list_cards():
     """Use to find card ids. Lists the guide's tiers (C30 to D-L) and real cards with memory in GiB,
     bandwidth in GB/s, dense TFLOP/s per precision, power in W, interconnect, ECC, tier and
     source."""
-    paths = fields_asked(request.args, s.CardListSchema)
-    query = asked(without=("fields",))
+    query = asked()
     catalogs = current_catalogs()
-    cards = matching(query)
-    page = _page(cards, query)
-    return _listed(paths, s.CardListSchema, {
-        "count": len(page), "total": len(cards), "offset": query["offset"],
-        "cards": [(c, catalogs.prices.get(c.id), catalogs.rents.get(c.id)) for c in page]})
+    return _listed(s.CardListSchema, "cards", matching(query), query,
+                   lambda c: (c, catalogs.prices.get(c.id), catalogs.rents.get(c.id)))
 
 
 @bp.get("/cards/<card_id>")
@@ -89,22 +85,17 @@ def get_card(card_id: str):
 def list_models():
     """Use to find model ids. Lists the presets with their exact parameter counts, architecture
     (layers, heads, KV heads, head dimension), KV cache bytes per token, and sources."""
-    paths = fields_asked(request.args, s.ModelListSchema)
-    query = asked(without=("fields",))
-    models = current_catalogs().models.models
-    page = _page(models, query)
-    return _listed(paths, s.ModelListSchema,
-                   {"count": len(page), "total": len(models), "offset": query["offset"], "models": page})
+    query = asked()
+    return _listed(s.ModelListSchema, "models", current_catalogs().models.models, query)
 
 
-def _page(entries, query: dict):
-    """The entries from `offset`, at most `limit` of them (all without a limit)."""
-    start = query["offset"]
-    return entries[start:] if query.get("limit") is None else entries[start:start + query["limit"]]
-
-
-def _listed(paths: tuple[str, ...] | None, schema, answer: dict) -> dict:
-    """A list as asked: whole, or only the fields `paths` names (compact rows)."""
+def _listed(schema, key: str, entries, query: dict, row=lambda entry: entry) -> dict:
+    """A list as asked: the page from `offset` (at most `limit` entries; all without a limit),
+    each entry as `row` makes it, whole or only the fields `fields=` names (compact rows)."""
+    paths = fields_asked(request.args, schema)
+    start, limit = query["offset"], query.get("limit")
+    page = entries[start:] if limit is None else entries[start:start + limit]
+    answer = {"count": len(page), "total": len(entries), "offset": start, key: [row(e) for e in page]}
     return answered(answer) if paths is None else sparse_dumper(schema, paths)(answer)
 
 

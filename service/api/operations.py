@@ -80,17 +80,17 @@ def _parser(schema: type[Schema]) -> Schema:
 _UNREAD = object()  # asked() without a body: read the request's (a body may be JSON null)
 
 
-def asked(body: Any = _UNREAD, without: tuple[str, ...] = ()) -> dict:
+def asked(body: Any = _UNREAD) -> dict:
     """The request's arguments, parsed with the schema its route declares: the JSON body (or
-    `body`, already read) when it declares one, else the query parameters less `without` (read
-    by the view itself, as `fields=`)."""
+    `body`, already read) when it declares one, else the query parameters less those it declares
+    by hand in `parameters` (read by the view itself, as `fields=`)."""
     said = declared()
     if said.body is not None:
         return _parser(said.body).load(json_body(request) if body is _UNREAD else body)
     assert said.query is not None, f"{said.operation_id} declares neither a body nor query parameters"
     query = query_args(request)
-    for name in without:
-        query.pop(name, None)
+    for parameter in said.parameters:
+        query.pop(parameter["name"], None)
     return _parser(said.query).load(query)
 
 

@@ -107,7 +107,7 @@ def estimate_get():
     """Use from a chatbot for "can model X run on card Y". Same answer as POST /estimate from flat
     parameters; memory in bytes, speed in tokens/s, cost per year, and a summary in en or zh."""
     paths = _fields(request.args)
-    args = asked(without=("fields",))
+    args = asked()
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
