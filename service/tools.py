@@ -1,10 +1,16 @@
 """The service's operations as tools for assistants, read from the contract (openapi.yaml).
 
 An operation marked `x-tool: true` is a tool. Its operationId is the tool's name, its summary
-the title, its description the description; its input schema is the request body's properties
-with the operation's path and query parameters beside them, made self-contained (the components
-it refers to copied under `$defs`). Nothing here names an endpoint: marking a new operation in
-openapi.yaml makes it a tool, and the MCP server (service/mcp_server.py) only carries the calls.
+the title, the first sentence of its description (when to use it) the description; its input
+schema is the request body's properties with the operation's path and query parameters beside
+them, in the tools' compact profile
+(`compact`): every component inlined, bounds and long enumerations left to the service (which
+refuses a value out of range with the field's name and limits), and a large object trimmed to
+the properties the contract marks `x-tool`, the others named in one line. An assistant reads
+every tool's schema in every conversation, so the whole list stays a few thousand tokens (under
+20 KB; tests/contract/test_tools.py keeps it there). Nothing
+here names an endpoint: marking a new operation in openapi.yaml makes it a tool, and the MCP
+server (service/mcp_server.py) only carries the calls.
 
 No MCP import here, so the contract's lint can build the tools without the protocol library.
 """
@@ -81,6 +87,8 @@ def tool_for(path: str, method: str, op: Json, spec: Json) -> ToolOperation:
         schema = dict(param.get("schema", {}))
         if param.get("description"):
             schema["description"] = param["description"]
+        if SHOWN in param:
+            schema[SHOWN] = param[SHOWN]
         properties[param["name"]] = schema
         if param.get("required") or param["in"] == "path":
             required.append(param["name"])
@@ -99,12 +107,9 @@ def tool_for(path: str, method: str, op: Json, spec: Json) -> ToolOperation:
     input_schema: Json = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         input_schema["required"] = required
-    example = (op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("example"))
-    if example is not None:
-        input_schema["examples"] = [example]
     return ToolOperation(
         name=op["operationId"], title=op.get("summary", op["operationId"]),
-        description=op.get("description", ""), input_schema=self_contained(input_schema, spec),
+        description=_first_sentence(op.get("description", "")), input_schema=compact(input_schema, spec),
         method=method.upper(), path=path,
         path_params=tuple(p["name"] for p in params if p["in"] == "path"),
         query_params=tuple(p["name"] for p in params if p["in"] == "query"),
@@ -135,35 +140,148 @@ def _resolve(schema: Json, spec: Json) -> Json:
     return _resolve(components[ref.removeprefix(COMPONENTS)], spec)
 
 
-def self_contained(schema: Json, spec: Json) -> Json:
-    """The schema with every component it reaches copied under `$defs` and its references
-    pointing there, so a tool's schema stands alone."""
-    components = spec.get("components", {}).get("schemas", {})
-    defs: Json = {}
+# What a tool's schema leaves to the service: bounds and lengths (a value out of range is refused
+# with the field's name and its limits) and the contract's documentation keys.
+LEFT_TO_THE_SERVICE = frozenset({
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+    "minItems", "maxItems", "minProperties", "maxProperties", "pattern", "format", "title",
+    "example", "readOnly", "writeOnly", "deprecated", "nullable"})
+LONGEST_ENUM = 10  # a longer list of accepted values is said in the property's x-tool text instead
+SHOWN = "x-tool"  # on a property: shown in tools' schemas, with this text (or none, when true)
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(COMPONENTS):
-                name = ref.removeprefix(COMPONENTS)
-                if name not in components:
-                    raise ToolSpecError(f"reference to a missing component {name!r}")
-                if name not in defs:
-                    defs[name] = {}  # claimed first: a component may refer to itself
-                    defs[name] = walk(copy.deepcopy(components[name]))
-                made = {**{k: walk(v) for k, v in node.items() if k != "$ref"}, "$ref": DEFS + name}
-                if "type" in components[name]:  # said beside the reference: clients that do not follow
-                    made.setdefault("type", components[name]["type"])  # it (MCP Inspector) send an object
-                return made
-            return {k: walk(v) for k, v in node.items()}
+
+def compact(schema: Json, spec: Json) -> Json:
+    """A tool's input schema in the compact profile. Each argument keeps its type, its short text
+    (its `x-tool` text, else the first sentence of its description) and its default; objects are
+    inlined; an object whose properties the contract marks with `x-tool` shows those and its
+    required ones, names the rest in its description ("More: ...") and accepts them (the service
+    judges them as it judges any call)."""
+    return _Compact(spec.get("components", {}).get("schemas", {})).node(copy.deepcopy(schema), 0, ())
+
+
+@dataclass(frozen=True)
+class _Compact:
+    components: Json
+
+    def node(self, node: Any, depth: int, inside: tuple[str, ...]) -> Any:
         if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
+            return [self.node(v, depth, inside) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("$ref"), str):
+            return self.inlined(node, depth, inside)
+        out: Json = {}
+        for key, value in node.items():
+            if key in LEFT_TO_THE_SERVICE or key.startswith("x-") or key in ("required", "description"):
+                continue
+            if key == "enum" and len(value) > LONGEST_ENUM:
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out.update(_shown(node, value, lambda v: self.node(v, depth + 1, inside), top=depth == 0))
+            elif key == "oneOf" and depth > 0:
+                out.update(_name_or_object(node, [self.node(v, depth, inside) for v in value]))
+            elif key not in out:  # what _shown or _name_or_object said stands
+                out[key] = self.node(value, depth, inside)
+        return _finished(node, out, depth)
 
-    out = walk(copy.deepcopy(schema))
-    if defs:
-        out["$defs"] = defs
+    def inlined(self, node: Json, depth: int, inside: tuple[str, ...]) -> Json:
+        """A reference as its component, with the referring property's own words over the
+        component's."""
+        ref = node["$ref"]
+        name = ref.removeprefix(COMPONENTS)
+        if not ref.startswith(COMPONENTS) or name not in self.components:
+            raise ToolSpecError(f"reference to a missing component {name!r}")
+        if name in inside:  # a component that holds itself: an object, described by the service
+            return {"type": "object"}
+        own = {k: v for k, v in node.items() if k != "$ref"}
+        merged = {**self.components[name], **own}
+        if "description" in own and SHOWN not in own:
+            merged.pop(SHOWN, None)
+        return self.node(merged, depth, (*inside, name))
+
+
+def _finished(node: Json, out: Json, depth: int) -> Json:
+    """The node's words, its required properties among those shown, and no
+    `additionalProperties` where the others are accepted (JSON Schema's default)."""
+    text = _text(node, depth)
+    if text and "description" not in out:
+        out["description"] = text
+    if out.get("additionalProperties", False) is None:
+        del out["additionalProperties"]
+    if "required" in node:
+        out["required"] = [name for name in node["required"] if name in out.get("properties", {})]
     return out
+
+
+def _text(node: Json, depth: int) -> str:
+    """A node's words in a tool: its x-tool text; none for `x-tool: true` or below the tool's
+    own arguments; else its description's first sentence (past an "Omitted: ..." sentence
+    where the tool gives a default)."""
+    shown = node.get(SHOWN)
+    if isinstance(shown, str):
+        return shown
+    if shown is True or depth > 1 or not node.get("description"):
+        return ""
+    return _first_sentence(_after_omitted(node["description"]) if "default" in node else node["description"])
+
+
+def _shown(node: Json, properties: Json, walk: Any, *, top: bool) -> Json:
+    """An object's properties as a tool shows them: all of them at the top (the tool's own
+    arguments) or where the contract marks none; else the marked and the required ones, the
+    others named in the object's description and accepted."""
+    marked = {name for name, prop in properties.items() if isinstance(prop, dict) and SHOWN in prop}
+    if top or not marked:
+        return {"properties": {name: walk(prop) for name, prop in properties.items()}}
+    kept = [name for name in properties if name in marked or name in node.get("required", ())]
+    rest = [name for name in properties if name not in kept]
+    out: Json = {"properties": {name: walk(properties[name]) for name in kept}}
+    if rest:
+        said = node.get(SHOWN) if isinstance(node.get(SHOWN), str) else _first_sentence(node.get("description", ""))
+        out["description"] = (said + " " if said else "") + "More: " + ", ".join(rest) + "."
+        out["additionalProperties"] = None  # the others are accepted: dropped by the caller
+    return out
+
+
+def _name_or_object(node: Json, branches: list[Json]) -> Json:
+    """A name or an object (a model id or its figures): the contract's x-tool text says the
+    shapes and the branches keep their types; without one, each object branch is one `{...}` in
+    the text. The service judges the object's fields."""
+    if isinstance(node.get(SHOWN), str):
+        bare = [_bare(b) for b in branches]
+        return {"oneOf": [b for i, b in enumerate(bare) if b not in bare[:i]], "description": node[SHOWN]}
+    objects = [b for b in branches if b.get("type") == "object" and "properties" in b]
+    if not objects:
+        return {"oneOf": branches}
+    said = _first_sentence(node.get("description", ""))
+    shapes = " or ".join("{" + ", ".join(b["properties"]) + (", ..." if "additionalProperties" not in b else "") + "}"
+                         for b in objects)
+    kept = [b for b in branches if b not in objects]
+    return {"oneOf": [*kept, {"type": "object"}], "description": f"{said.rstrip('.')}: {shapes}." if said else shapes}
+
+
+def _bare(branch: Json) -> Json:
+    """A branch by its type alone (an array by its items' type), when the text says its shape."""
+    bare = {"type": branch.get("type", "object")}
+    if bare["type"] == "array" and isinstance(branch.get("items"), dict):
+        bare["items"] = {"type": branch["items"].get("type", "object")}
+    return bare
+
+
+def _after_omitted(text: str) -> str:
+    """A parameter's text without its "Omitted: ..." sentence, where the tool gives a default (a
+    tool call that leaves it out gets the default, not what the endpoint does without it)."""
+    if text.startswith("Omitted:"):
+        return text[len(_first_sentence(text)):].strip() or text
+    return text
+
+
+def _first_sentence(text: str) -> str:
+    """The text up to its first full stop that ends a sentence (not "e.g." or "0.5")."""
+    for i, char in enumerate(text):
+        ends = i + 1 == len(text) or text[i + 1] == " "
+        if char == "." and ends and not text[:i + 1].endswith(("e.g.", "i.e.")):
+            return text[:i + 1]
+    return text
 
 
 def request_for(tool: ToolOperation, arguments: Json | None) -> ToolRequest:

@@ -125,7 +125,8 @@ def fields_asked(args, schema: type[Schema]) -> tuple[str, ...] | None:
 LIST_FIELDS_PARAMETER = {
     "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
     "description": "Omitted: every field of every entry. Comma-separated fields, dotted for an entry's "
-                   "(count,total,cards.id,cards.memory_gib): rows of only those fields."}
+                   "(count,total,cards.id,cards.memory_gib): rows of only those fields.",
+    "x-tool": "Comma-separated fields, dotted for an entry's (cards.id, models.id)."}
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
 FIELDS_PARAMETER = {
@@ -133,4 +134,6 @@ FIELDS_PARAMETER = {
     "description": "Omitted: the whole estimate. Comma-separated estimate fields, dotted for nested ones "
                    "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
                    "estimate (each item's in a batch or sweep, and only the CSV columns they cover), in the "
-                   "answer's order; alternatives are computed only when named."}
+                   "answer's order; alternatives are computed only when named.",
+    "x-tool": "Comma-separated answer fields, dotted for nested ones; memory, throughput, alternatives: "
+              "the whole part."}

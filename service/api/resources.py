@@ -85,7 +85,7 @@ def _counted(line: str, body: dict):
                    "parallelism.description,throughput.decode_tokens_per_s_expected,throughput.full_load,"
                    "training.run,energy.power_w,energy.electricity_cost_per_year,energy.currency,warnings"})
 def estimate():
-    """Use for "does model X fit on card Y, how many, how fast, what does it cost". Answers memory in
+    """Use for "does model X fit on card Y, how many, how fast, how long to train, what does it cost". Answers memory in
     bytes, fit, card count and plan, tokens/s per stream and at full load or training time in s,
     power, electricity per year, a quotable summary."""
     paths = _fields(request.args)
@@ -221,7 +221,8 @@ def memory():
 @bp.post("/throughput")
 @operation(
     operation_id="throughput",
-    tool=True,
+    # not a tool: the estimate tool answers it (fields=throughput), and every tool an assistant
+    # holds costs its schema in every conversation
     summary="Roofline position and decode tokens/s",
     body=s.ThroughputRequestSchema,
     example={"model": {"params_billion": 7}, "hardware": {"card": "C90", "count": 1}},
@@ -241,7 +242,8 @@ def throughput():
 @bp.post("/scaling")
 @operation(
     operation_id="scaling",
-    tool=True,
+    # not a tool: estimate answers training time (training.run) and compare the cards a deadline
+    # needs; every tool an assistant holds costs its schema in every conversation
     summary="Training compute, time against card count, gradient sync",
     body=s.ScalingRequestSchema,
     example={

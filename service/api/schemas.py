@@ -118,9 +118,11 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
-def doc(text: str) -> dict:
-    """A field's metadata: its description in openapi.yaml."""
-    return {"description": text}
+def doc(text: str, tool: str | bool | None = None) -> dict:
+    """A field's metadata: its description in openapi.yaml, and `tool` where the field is one of
+    the few an object shows in the tools' compact schemas (service/tools.py): the short text
+    they show (True: none beyond the type)."""
+    return {"description": text} | ({} if tool is None else {"x-tool": tool})
 
 
 def _said_default(text: str, default: defaults.Default) -> dict:
@@ -140,8 +142,10 @@ def _range(low=None, high=None, low_inclusive=True):
     return validate.Range(min=low, max=high, min_inclusive=low_inclusive)
 
 
-def _lang(**kwargs):
-    return fields.String(validate=validate.OneOf(defaults.LANGS), **kwargs)
+def _lang(metadata: dict | None = None, **kwargs):
+    """The answer's language: en or zh, which the tools' compact schemas say by the values alone."""
+    return fields.String(validate=validate.OneOf(defaults.LANGS), metadata={**(metadata or {}), "x-tool": True},
+                         **kwargs)
 
 
 def _currency(**kwargs):
@@ -178,7 +182,7 @@ class ModelSpecSchema(_Strict):
     params_billion = StrictFloat(required=True, validate=_positive(1e5), metadata=doc(
         "Every stored parameter, in billions (all experts of an MoE)."))
     active_params_billion = StrictFloat(validate=_positive(1e5), metadata=doc(
-        "Parameters one token passes through, in billions (MoE only)."))
+        "Parameters one token passes through, in billions (MoE only).", tool="MoE only"))
     layers = StrictInteger(validate=_range(1, 10_000), metadata=doc(
         "Transformer layers."))
     hidden_size = StrictInteger(validate=_range(1, 1_000_000), metadata=doc(
@@ -228,7 +232,8 @@ class CardSpecSchema(_Strict):
         required=True,
         validate=lambda rates: len(rates) >= 1 or _fail(P.DENSE_RATE_NEEDED()),
         metadata={**doc("Dense TFLOP/s (TOPS for integers) per precision; halve a figure quoted "
-                        "with sparsity."), "minProperties": 1})
+                        "with sparsity.", tool="dense TFLOP/s by format, e.g. {\"bf16\": 989}"),
+                  "minProperties": 1})
     power_w = StrictFloat(required=True, validate=_positive(1_000_000), metadata=doc(
         "Rated board power in W."))
     interconnect_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
@@ -275,6 +280,7 @@ class _OneOf(fields.Field):
     """
 
     object_schemas: tuple[tuple[str | None, type[Schema]], ...]
+    tool_text: str  # what the tools' compact schemas say of it (service/tools.py)
     default_error_messages = {"invalid": P.Coded(P.NAME_OR_OBJECT)}
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -290,6 +296,7 @@ class _OneOf(fields.Field):
 
 
 class ModelField(_OneOf):
+    tool_text = "A model id (listModels), or {params_billion, active_params_billion, ...}, or {hf_config: config.json}."
     object_schemas = (("hf_config", HfConfigModelSchema), (None, ModelSpecSchema))
 
     def lookup(self, name: str) -> ModelSpec:
@@ -297,6 +304,7 @@ class ModelField(_OneOf):
 
 
 class CardField(_OneOf):
+    tool_text = "A card id (listCards), or {memory_gib, bandwidth_gb_per_s, dense_tflops, power_w, ...}."
     object_schemas = ((None, CardSpecSchema),)
 
     def lookup(self, name: str) -> Card:
@@ -353,19 +361,20 @@ class WorkloadSpecSchema(_Strict):
     assumptions."""
 
     mode = fields.String(validate=validate.OneOf(defaults.MODES), metadata=doc(
-        "inference (default), full_finetune, lora, qlora or pretrain."))
+        "inference (default), full_finetune, lora, qlora or pretrain.", tool=True))
     precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
         "Weight format: fp32, bf16, fp16, fp8, int8, int4; GGUF q8_0, q6_k, q5_k_m, q4_k_m, "
         "q4_0, q3_k_m, q2_k; gptq and awq (gptq-int4-g128); bnb-int8, nf4, nf4-dq (qlora "
         "default); mxfp4, nvfp4. Default for inference: the format the model ships in (gpt-oss "
-        "mxfp4, DeepSeek-V3 fp8), else bf16."))
+        "mxfp4, DeepSeek-V3 fp8), else bf16.",
+        tool="bf16, fp8, int4, q4_k_m, awq, nf4, mxfp4...; default: as released"))
     kv_precision = fields.String(validate=validate.Length(min=1, max=40), metadata=doc(
         "KV cache format (the same names, e.g. fp8, q8_0); defaults to bf16 (fp32 with fp32 "
         "weights)."))
     context_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
-        "Tokens per sequence, prompt plus output (training: sequence length); default 4096."))
+        "Tokens per sequence, prompt plus output (training: sequence length); default 4096.", tool=True))
     batch_size = StrictInteger(validate=_range(1, 1_000_000), metadata=doc(
-        "Concurrent sequences (training: micro-batch per card); default 1."))
+        "Concurrent sequences (training: micro-batch per card); default 1.", tool=True))
     train_tokens = StrictFloat(validate=_range(1, 1e16), metadata=doc(
         "Tokens to train on, for training time."))
     mfu = StrictFloat(validate=_range(0.01, 1), metadata=doc(
@@ -393,11 +402,12 @@ class WorkloadSpecSchema(_Strict):
         "attention (q, k, v, o) or all_linear (default)."))
     prompt_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
         "Prompt length for prefill, time to first token and capacity; default the context less "
-        "the output tokens."))
+        "the output tokens.", tool=True))
     engine = fields.String(validate=validate.OneOf(ENGINE_NAMES), metadata=doc(
         "Serving engine class, which sets the plan and the decode efficiency: llama.cpp (layer "
         "split), vllm, sglang, tensorrt-llm (tensor parallel), transformers, exllamav2, mlc-llm, "
-        "gpt-fast (ollama = llama.cpp)."))
+        "gpt-fast (ollama = llama.cpp).", tool=(
+            "vllm, sglang, tensorrt-llm, llama.cpp, transformers, exllamav2, mlc-llm, gpt-fast")))
     overlap = StrictFloat(validate=_range(0, 1), metadata=doc(
         "Share of the backward pass that gradient communication can hide behind; default 0.8."))
     parallelism = fields.Nested(ParallelismSpecSchema, metadata=doc(
@@ -406,7 +416,7 @@ class WorkloadSpecSchema(_Strict):
         "assumptions."))
     output_tokens = StrictInteger(validate=_range(1, 10_000_000), metadata=doc(
         "Tokens generated per request, for capacity at full load; default 1000 (at most half the "
-        "context), or the rest of the context after prompt_tokens."))
+        "context), or the rest of the context after prompt_tokens.", tool=True))
     global_batch_tokens = StrictFloat(validate=_range(1, 1e12), metadata=doc(
         "Tokens per optimizer step in training (gradient accumulation fills it); default the "
         "model's published batch, or 4M."))
@@ -419,9 +429,11 @@ class WorkloadSpecSchema(_Strict):
 class HardwareSpecSchema(_Strict):
     """Which card (a catalog id such as D-M or rtx-4090, or a CardSpec) and how many."""
 
+    tool_text = "Which card and how many."
+
     card = CardField(required=True)
     count = StrictInteger(validate=_range(1, defaults.MAX_CARDS), metadata=doc(
-        "Cards; omitted, the least count that fits."))
+        "Cards; omitted, the least count that fits.", tool="omitted: the least that fits"))
     cards_per_node = StrictInteger(data_key="cards_per_machine", validate=_range(1, 1024), metadata=doc(
         "Cards in one machine; default 8 (data centre), 4 (workstation and consumer), or the card's rack-scale "
         "domain (72 for GB200)."))
@@ -440,9 +452,9 @@ class EnergySpecSchema(_Strict):
         "The installation's draw in watts, used as given (power_basis given); default: the "
         "machines that carry the cards (power_basis machine)."))
     price_per_kwh = StrictFloat(validate=_range(0, 1_000_000), metadata=doc(
-        "Price of one kWh; default 0.7."))
+        "Price of one kWh; default 0.7.", tool="default 0.7"))
     currency = _currency(metadata=doc(
-        "Echoed in the answer; default CNY."))
+        "Echoed in the answer; default CNY.", tool="default CNY"))
     pue = StrictFloat(validate=_range(1, 5), metadata=doc(
         "Power usage effectiveness; default 1.0."))
     utilization = StrictFloat(validate=_range(0, 1), metadata=doc(
@@ -484,7 +496,7 @@ class EstimateRequestSchema(_Strict):
     overhead_fraction = _overhead()
     target = fields.Nested(TargetSpecSchema, metadata=doc(
         "A serving target: the answer adds the cards (and machines) of this card that meet it, "
-        "under capacity."))
+        "under capacity.", tool="A serving target: the answer adds the cards that meet it."))
     lang = _lang()
 
 
@@ -510,7 +522,8 @@ class ScalingRequestSchema(_Strict):
     hardware = fields.Nested(HardwareSpecSchema, required=True)
     deadline_days = StrictFloat(validate=_range(0.001, 100_000), metadata=doc(
         "Finish within this many days: the answer gives the least card count that does, by the "
-        "default method (the communication model) and by the guide's curve."))
+        "default method (the communication model) and by the guide's curve.",
+        tool="Finish within this many days: the least card count that does."))
     lang = _lang(metadata=doc("Language of the warnings and assumption notes, en or zh; default from "
                               "Accept-Language, else en."))
 
@@ -520,7 +533,8 @@ class CostRequestSchema(_Strict):
         "The cards: electricity is priced at the draw of the machines that carry them."))
     power_w = StrictFloat(validate=_positive(1e9), metadata=doc(
         "A whole installation's draw in watts, in place of hardware (or beside it, to price "
-        "the cards at a measured draw); the same as energy.power_w."))
+        "the cards at a measured draw); the same as energy.power_w.",
+        tool="An installation's draw in W, in place of hardware."))
     energy = _energy()
     card_price = _price()
     overhead_fraction = _overhead()
@@ -625,13 +639,14 @@ class CapacityRequestSchema(_Strict):
     target = fields.Nested(TargetSpecSchema, required=True, metadata=doc(
         "What the cards must sustain."))
     cards = fields.List(fields.String(validate=_NAME), validate=validate.Length(min=1, max=200), metadata=doc(
-        "Catalog names of the cards to size; omitted: every card that passes filters."))
+        "Catalog names of the cards to size; omitted: every card that passes filters.",
+        tool="Card ids; omitted: every card that passes filters."))
     filters = fields.Nested(SweepFiltersSchema, metadata=doc(
-        "Catalog filters (line, kind, vendor, tier, min_memory_gib), as for the sweep."))
+        "Catalog filters (line, kind, vendor, tier, min_memory_gib), as for the sweep.", tool="Catalog filters."))
     cards_per_node = StrictInteger(data_key="cards_per_machine", validate=_range(1, 1024), metadata=doc(
-        "Cards per machine; default by line (8 data centre, 4 workstation and consumer)."))
+        "Cards per machine; default by line (8 data centre, 4 workstation and consumer).", tool="default by line"))
     network_gb_per_s = StrictFloat(validate=_range(0.001, 1_000_000), metadata=doc(
-        "Network per machine between machines in GB/s; default by line."))
+        "Network per machine between machines in GB/s; default by line.", tool="default by line"))
     lang = _lang(metadata=doc(
         "Summary language, en or zh; default from Accept-Language, else en."))
 
@@ -672,9 +687,9 @@ class CompareOptionsField(fields.Field):
         return out
 
 
-def _card_prices(what: str):
+def _card_prices(what: str, tool: str):
     return fields.Dict(keys=fields.String(validate=_NAME), values=StrictFloat(validate=_positive(1e12)),
-                       validate=validate.Length(max=MAX_COMPARED), metadata=doc(what))
+                       validate=validate.Length(max=MAX_COMPARED), metadata=doc(what, tool=tool))
 
 
 class CompareRequestSchema(_Strict):
@@ -686,31 +701,37 @@ class CompareRequestSchema(_Strict):
     workload = _workload(metadata=doc(
         "Precision, engine and request shape for serving; mode, train_tokens and the rest for training."))
     target = fields.Nested(TargetSpecSchema, metadata=doc(
-        "A serving target each option must meet (concurrent_users, tokens_per_s_per_user, ttft_s)."))
+        "A serving target each option must meet (concurrent_users, tokens_per_s_per_user, ttft_s).",
+        tool="A serving target each option must meet."))
     deadline_days = StrictFloat(validate=_range(0.001, 100_000), metadata=doc(
         "Training only: the run must finish within this many days; an option without a count is "
-        "sized to the least count that does."))
+        "sized to the least count that does.", tool="Training only: finish within this many days."))
     options = CompareOptionsField(required=True, metadata=doc(
         "A list of hardware options ({card, count}; without count, the least count that does the "
-        "work), or catalog filters (line, kind, vendor, tier, min_memory_gib) whose cards are compared."))
+        "work), or catalog filters (line, kind, vendor, tier, min_memory_gib) whose cards are compared.",
+        tool="[{card, count}, ...] (no count: the least that does the work), or filters {line, kind, vendor, tier, "
+             "min_memory_gib}."))
     years = StrictFloat(validate=_range(0.1, 30), metadata=doc(
-        "The horizon of the cost of ownership and the rent, in years; default 3."))
+        "The horizon of the cost of ownership and the rent, in years; default 3.", tool="default 3"))
     prices = _card_prices(
         "Card id -> purchase price of one card, in currency; overrides the operator's catalog price. "
-        "An option without a price says no price.")
+        "An option without a price says no price.", "Card id -> price of one card.")
     rent_per_card_hour = _card_prices(
         "Card id -> rental price of one card for one hour, in currency; overrides the operator's "
-        "catalog rent.")
+        "catalog rent.", "Card id -> rent of one card per hour.")
     currency = _currency(metadata=doc(
-        "The currency of prices and rent_per_card_hour; default energy.currency, else CNY."))
+        "The currency of prices and rent_per_card_hour; default energy.currency, else CNY.",
+        tool="default energy.currency, else CNY"))
     energy = _energy(metadata=doc(
         "Electricity price, PUE, utilization and hours per day; power comes from each option's "
-        "machines, the horizon from years."))
+        "machines, the horizon from years.", tool="Electricity price and use."))
     overhead_fraction = StrictFloat(validate=_range(0, 5), metadata=doc(
-        "Installation overhead as a fraction of the cards' price; default the guide's range 0.5-1.0."))
+        "Installation overhead as a fraction of the cards' price; default the guide's range 0.5-1.0.",
+        tool="Share of the cards' price; default 0.5-1.0"))
     rank_by = fields.String(validate=validate.OneOf(RANK_BY), metadata=doc(
         "cost_of_ownership (default), cost_per_token (per million output tokens, or per run for "
-        "training), power, or cards; options that meet the target always rank first."))
+        "training), power, or cards; options that meet the target always rank first.",
+        tool="Default cost_of_ownership; options that meet the target rank first."))
     lang = _lang(metadata=doc("Summary and warnings language, en or zh; default from Accept-Language, else en."))
 
     @validates_schema
@@ -1296,7 +1317,8 @@ class _CardQuerySchema(_Strict):
     limit = fields.Integer(validate=_range(1, 1000), metadata=doc(
         "Omitted: every card that passes. At most this many, from offset (a page)."))
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
-        **doc("The first card to answer, counted from 0 in catalog order (with limit: a page)."), "default": 0})
+        **doc("The first card to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
+        "default": 0})
 
 
 class _ModelQuerySchema(_Strict):
@@ -1305,7 +1327,8 @@ class _ModelQuerySchema(_Strict):
     limit = fields.Integer(validate=_range(1, 1000), metadata=doc(
         "Omitted: every preset. At most this many, from offset (a page)."))
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
-        **doc("The first preset to answer, counted from 0 in catalog order (with limit: a page)."), "default": 0})
+        **doc("The first preset to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
+        "default": 0})
 
 
 class CardListSchema(Schema):

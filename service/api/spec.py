@@ -61,7 +61,7 @@ def _one_of(self, field, **kwargs) -> dict:
     if isinstance(field, schemas._OneOf):
         refs = [{"$ref": f"#/components/schemas/{component_name(schema)}"}
                 for _, schema in field.object_schemas]
-        return {"oneOf": [{"type": "string"}, *refs]}
+        return {"oneOf": [{"type": "string"}, *refs], "x-tool": field.tool_text}
     if isinstance(field, Said):
         said = {"$ref": "#/components/schemas/Message"}
         return {"anyOf": [said, {"type": "null"}]} if field.allow_none else said
@@ -130,6 +130,9 @@ def components() -> dict[str, dict]:
         _without_inclusive_twins(body)
         doc = classes[name].__dict__.get("__doc__") if name in classes else None
         out[name] = {"description": _prose(doc), **body} if doc else body
+        tool_text = classes[name].__dict__.get("tool_text") if name in classes else None
+        if tool_text:  # what the tools' compact schemas say of it (service/tools.py)
+            out[name]["x-tool"] = tool_text
     for name in _sparse_parts(out):  # fields= leaves out what it does not name: nothing is required
         out[name].pop("required", None)
         out[name]["description"] = (out[name].get("description", "") + SPARSE_NOTE).strip()

@@ -89,9 +89,26 @@ def test_bad_calls_come_back_as_tool_errors_not_crashes(server, name, arguments,
     assert result.is_error and message in " ".join(part.text for part in result.content)
 
 
+def _example(name):
+    """The operation's example in the contract, else one real call."""
+    for item in SPEC["paths"].values():
+        for op in item.values():
+            if isinstance(op, dict) and op.get("operationId") == name:
+                example = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("example")
+                if example is not None:
+                    return example
+    return ARGUMENTS[name]
+
+
+def test_the_tool_list_over_the_protocol_is_under_20_kb(server):
+    """What an assistant pays in every conversation: 97-107 KB before the compact profile."""
+    listed = session(server, lambda c: c.list_tools())
+    assert len(listed.model_dump_json(by_alias=True, exclude_none=True).encode()) < 20_000
+
+
 @pytest.mark.parametrize("tool", tools_from_spec(SPEC), ids=lambda t: t.name)
 def test_every_tool_answers_its_example(server, tool):
-    arguments = tool.input_schema["examples"][0] if "examples" in tool.input_schema else ARGUMENTS[tool.name]
+    arguments = _example(tool.name)
     result = session(server, lambda c: c.call_tool(tool.name, arguments))
     assert not result.is_error, result.content[0].text
     assert result.structured_content

@@ -10,6 +10,7 @@ import pytest
 from service.tools import (
     ToolArgumentError,
     ToolSpecError,
+    compact,
     request_for,
     tool_answer,
     tools_from_spec,
@@ -21,20 +22,24 @@ MARKED = {op["operationId"]: (path, method, op) for path, method, op in operatio
 
 
 def test_every_operation_marked_for_tools_is_a_tool_with_the_operations_own_words():
+    """The title is the operation's summary, the description its first sentence: when to use it."""
     assert TOOLS.keys() == MARKED.keys()
     for name, (path, method, op) in MARKED.items():
         tool = TOOLS[name]
-        assert (tool.description, tool.title) == (op["description"], op["summary"])
+        assert tool.title == op["summary"]
+        assert tool.description.startswith("Use ") and tool.description.endswith(".")
+        assert op["description"].startswith(tool.description) and len(tool.description) < len(op["description"])
         assert (tool.method, tool.path) == (method.upper(), path)
 
 
 def test_the_tools_answer_the_questions_a_buyer_asks():
-    assert {"estimate", "memory", "throughput", "scaling", "cost", "capacity", "compare", "recommend",
-            "rankCards", "normalizeFigure", "troubleshoot", "listCards", "getCard", "listModels",
-            "getModel"} <= TOOLS.keys()
+    assert TOOLS.keys() == {"estimate", "memory", "cost", "capacity", "compare", "recommend", "rankCards",
+                            "normalizeFigure", "troubleshoot", "listCards", "getCard", "listModels", "getModel"}
     # one tool per question: the flat GET twin of estimate, the dashboards' batch and sweep, plots
-    # and the operators' endpoints are not tools
-    assert not {"estimateGet", "estimateBatch", "estimateSweep", "plotRoofline", "healthz", "metrics"} & TOOLS.keys()
+    # and the operators' endpoints are not tools; nor are throughput and scaling, whose answers the
+    # estimate tool gives (fields=throughput, training.run) and compare sizes for a deadline
+    assert not {"estimateGet", "estimateBatch", "estimateSweep", "plotRoofline", "healthz", "metrics",
+                "throughput", "scaling"} & TOOLS.keys()
 
 
 def test_marking_a_new_operation_makes_it_a_tool_without_code():
@@ -51,7 +56,7 @@ def test_marking_a_new_operation_makes_it_a_tool_without_code():
     new = tools["newQuestion"]
     assert new.description == "Use for a question asked tomorrow; answers memory in bytes."
     assert {"detail", "lang", "model", "hardware", "workload"} <= new.input_schema["properties"].keys()
-    assert {"$ref": "#/$defs/ModelSpec", "type": "object"} in new.input_schema["properties"]["model"]["oneOf"]
+    assert new.input_schema["properties"]["model"]["oneOf"] == [{"type": "string"}, {"type": "object"}]
     assert tools["estimateBatch"].input_schema["required"] == ["items"]
 
 
@@ -59,31 +64,84 @@ def test_marking_a_new_operation_makes_it_a_tool_without_code():
 def test_each_input_schema_is_json_schema_that_stands_alone(name):
     schema = TOOLS[name].input_schema
     jsonschema.Draft202012Validator.check_schema(schema)
-    text = json.dumps(schema)
-    assert "#/components/" not in text
-    refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
-    assert refs <= schema.get("$defs", {}).keys()
+    assert "$ref" not in json.dumps(schema) and "$defs" not in schema  # every component inlined
     assert schema["type"] == "object" and schema["additionalProperties"] is False
 
 
+def _typed(node):
+    """Every schema node says its type, or each of its branches does."""
+    if "oneOf" in node:
+        return all(_typed(branch) for branch in node["oneOf"])
+    return "type" in node and all(_typed(p) for p in node.get("properties", {}).values())
+
+
 @pytest.mark.parametrize("name", sorted(TOOLS))
-def test_an_object_argument_says_it_is_an_object_beside_its_reference(name):
-    """Clients that read a property's `type` without following `$ref` (the MCP Inspector CLI
-    sends `hardware={...}` as a string otherwise, "Invalid input type") see every object argument
-    typed: the reference carries its component's type."""
-    schema = TOOLS[name].input_schema
-    for prop, said in schema["properties"].items():
-        ref = said.get("$ref", "")
-        if ref:
-            component = schema["$defs"][ref.removeprefix("#/$defs/")]
-            assert said.get("type") == component["type"] == "object", (name, prop, said)
+def test_every_argument_says_its_type(name):
+    """Clients that build a call from the types (the MCP Inspector CLI sends `hardware={...}` as a
+    string otherwise, "Invalid input type") see every argument and nested property typed."""
+    for prop, said in TOOLS[name].input_schema["properties"].items():
+        assert _typed(said), (name, prop, said)
 
 
-@pytest.mark.parametrize("name", sorted(name for name, tool in TOOLS.items() if "examples" in tool.input_schema))
-def test_the_contracts_examples_are_valid_tool_inputs(name):
+def test_the_whole_tool_list_is_what_an_assistant_can_afford():
+    """tools/list was 97-107 KB (about 25,000 tokens in every conversation); the compact profile
+    keeps it under 20 KB (tests/api/test_mcp.py measures the protocol's own reply)."""
+    listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema}
+              for t in TOOLS.values()]
+    assert len(json.dumps(listed, separators=(",", ":"))) < 19_000
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_the_contracts_example_and_its_hidden_fields_are_valid_tool_inputs(name):
+    """The compact schema accepts what the service accepts: the operation's example, and the
+    properties an object names under "More" rather than showing."""
+    path, method, op = MARKED[name]
     schema = TOOLS[name].input_schema
-    for example in schema["examples"]:
-        jsonschema.Draft202012Validator(schema).validate(example)
+    example = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("example")
+    validator = jsonschema.Draft202012Validator(schema)
+    if example is not None:
+        validator.validate(example)
+    if "workload" in schema["properties"]:
+        said = schema["properties"]["workload"]
+        assert "More: kv_precision" in said["description"] and "mfu" not in said["properties"]
+        needed = {k: "x" for k in schema.get("required", ())} | {"hardware": {"card": "c"}, "options": [{"card": "c"}],
+                                                                 "target": {"concurrent_users": 1}}
+        call = {k: v for k, v in needed.items() if k in schema["properties"]}
+        validator.validate({**call, "workload": {"mfu": 0.5, "parallelism": {"tensor": 2}}})
+
+
+def _component(name, properties, **rest):
+    return {"type": "object", "description": f"The {name}. Its second sentence.", "properties": properties, **rest}
+
+
+def test_the_compact_profile_shows_what_the_contract_marks_and_names_the_rest():
+    """An object whose properties carry `x-tool` shows those and its required ones, names the
+    others under "More" and accepts them; `x-tool: true` shows no text, a string is the text; an
+    object with no marks shows every property; bounds and long value lists are left to the
+    service; a component that holds itself ends in a plain object."""
+    spec = {"components": {"schemas": {
+        "Big": _component("big", {
+            "shown": {"type": "integer", "minimum": 1, "description": "Long words, e.g. these. More.", "x-tool": True},
+            "said": {"type": "string", "description": "Long.", "x-tool": "short"},
+            "needed": {"type": "number", "description": "Needed."},
+            "hidden": {"type": "number", "description": "Hidden."},
+            "many": {"type": "string", "enum": [str(i) for i in range(11)], "description": "Many."}},
+            required=["needed"], additionalProperties=False),
+        "Small": _component("small", {"a": {"type": "number", "description": "A."}, "me": {"$ref": "#/components/schemas/Small"}},
+                            additionalProperties=False)}}}
+    made = compact({"type": "object", "additionalProperties": False, "properties": {
+        "big": {"$ref": "#/components/schemas/Big"},
+        "small": {"$ref": "#/components/schemas/Small", "description": "Its own words, e.g. these. Not these."},
+        "page": {"type": "integer", "default": 25, "description": "Omitted: every one. At most this many."}}}, spec)
+    big, small = made["properties"]["big"], made["properties"]["small"]
+    assert big == {"type": "object", "description": "The big. More: hidden, many.",
+                   "properties": {"shown": {"type": "integer"}, "said": {"type": "string", "description": "short"},
+                                  "needed": {"type": "number"}},
+                   "required": ["needed"]}
+    assert small == {"type": "object", "description": "Its own words, e.g. these.", "additionalProperties": False,
+                     "properties": {"a": {"type": "number"}, "me": {"type": "object"}}}
+    assert made["properties"]["page"] == {"type": "integer", "default": 25, "description": "At most this many."}
+    assert jsonschema.Draft202012Validator(made).is_valid({"big": {"needed": 1, "hidden": 2, "many": "10"}})
 
 
 def test_an_input_the_contract_refuses_the_tool_schema_refuses_too():
