@@ -8,9 +8,12 @@
 Every tool call becomes the operation's HTTP request, answered by the service's own app: in
 process through Flask's test client, or by the service at SIZING_URL. Validation, limits, keys,
 metrics and the answer cache are the service's, so a tool answers exactly what the endpoint
-does. Over HTTP the caller's Authorization, X-API-Key, Accept-Language and X-Request-ID
-headers go on to the service, which judges the key. SIZING_API_KEY is the key a stdio server
-sends; over HTTP it is ignored, so that no caller spends a key that is not theirs.
+does. A result carries the answer once: its summary as the first text, the rest of the answer as
+JSON in the second (what assistants read); with --structured (MCP_STRUCTURED=1), the summary
+beside structuredContent, for clients that read that instead. Over HTTP the caller's
+Authorization, X-API-Key, Accept-Language and X-Request-ID headers go on to the service, which
+judges the key. SIZING_API_KEY is the key a stdio server sends; over HTTP it is ignored, so that
+no caller spends a key that is not theirs.
 
 Over HTTP the server answers only the names it serves, and holds a bounded amount of memory
 whatever a caller opens (a flag, or the environment variable beside it; a flag wins):
@@ -158,10 +161,12 @@ class Tools:
         return {tool.name: tool for tool in tools_from_spec(self.backend.contract())}
 
 
-def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> Server:
+def build_server(backend: InProcess | Remote, *, api_key: str | None = None, structured: bool = False) -> Server:
     # api_key: what calls send when the caller brings no key of its own (stdio only: main() never
     # gives one to the HTTP server, where callers are other people)
-    """The MCP server: tools/list from the contract, tools/call through the backend."""
+    """The MCP server: tools/list from the contract, tools/call through the backend. A result
+    carries the answer once: the summary, then the rest as JSON text (what assistants read); with
+    `structured`, the summary beside structuredContent (for clients that read it)."""
     tools = Tools(backend)
     default_headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
@@ -197,9 +202,10 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None) -> 
             log.exception("tool %s failed", params.name)
             return _error(f"the call failed inside the MCP server ({type(exc).__name__}); its log has the cause")
         answer = tool_answer(status, content_type, payload)
+        texts, data = answer.as_structured() if structured else answer.as_text()
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text) for text in answer.texts],
-            structured_content=answer.structured, is_error=answer.is_error)
+            content=[types.TextContent(type="text", text=text) for text in texts],
+            structured_content=data, is_error=answer.is_error)
 
     return Server("accelerator-sizing", version=_version(), title="Accelerator sizing service",
                   instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
@@ -509,6 +515,10 @@ def _parser(environ: dict[str, str]) -> argparse.ArgumentParser:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="the HTTP bind (0.0.0.0 in a container)")
     parser.add_argument("--port", type=int, default=8001, help="the HTTP port")
+    parser.add_argument("--structured", action="store_true",
+                        default=environ.get("MCP_STRUCTURED", "").strip().lower() in ("1", "true", "yes"),
+                        help="answer with the summary and structuredContent, not the answer as JSON text, for "
+                             "clients that read structuredContent (MCP_STRUCTURED=1)")
     defaults = HttpSettings()
     for flag, name, kind, default, what in (
             ("--allowed-hosts", "MCP_ALLOWED_HOSTS", host_list, "", "Host values answered besides loopback"),
@@ -541,11 +551,12 @@ def main(argv: list[str] | None = None, *, serve: Callable[..., Any] = uvicorn.r
         if api_key:
             log.warning("SIZING_API_KEY is ignored over HTTP: each caller sends its own key")
         settings = http_settings(args)
-        serve(http_app(build_server(backend), backend, settings), host=args.host, port=args.port,
+        app = http_app(build_server(backend, structured=args.structured), backend, settings)
+        serve(app, host=args.host, port=args.port,
               log_level="warning", ws="none", http=capped_protocol(settings.max_connections, settings.idle_timeout_s),
               timeout_keep_alive=settings.idle_timeout_s)
         return
-    anyio.run(_stdio, build_server(backend, api_key=api_key))
+    anyio.run(_stdio, build_server(backend, api_key=api_key, structured=args.structured))
 
 
 async def _stdio(server: Server) -> None:

@@ -62,12 +62,22 @@ class ToolRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolAnswer:
-    """A tool's result: the texts an assistant reads (the summary first), the structured answer,
-    and whether it is an error."""
+    """A tool's result: the texts an assistant reads (the summary first, then the rest of the
+    answer as JSON), the structured answer, and whether it is an error. A result carries the
+    answer once: as text (`as_text`, what assistants read) or as the summary beside
+    structuredContent (`as_structured`, for clients that read it)."""
 
     is_error: bool
     texts: tuple[str, ...]
     structured: Json | None
+
+    def as_text(self) -> tuple[tuple[str, ...], None]:
+        return self.texts, None
+
+    def as_structured(self) -> tuple[tuple[str, ...], Json | None]:
+        if self.structured is None:
+            return self.texts, None
+        return self.texts[:1], self.structured
 
 
 def tools_from_spec(spec: Json) -> list[ToolOperation]:
@@ -335,7 +345,8 @@ def _path_value(name: str, value: Any) -> str:
 
 def tool_answer(status: int, content_type: str, payload: bytes) -> ToolAnswer:
     """A service answer as a tool result: the summary first (in the language the caller asked
-    for), then the whole answer as JSON; a problem is a tool error led by its detail."""
+    for), then the rest of the answer as JSON (the summary said once); a problem is a tool error
+    led by its detail."""
     text = payload.decode("utf-8", errors="replace")
     decoded = _json(text) if "json" in content_type else None
     if status >= 400:
@@ -345,8 +356,11 @@ def tool_answer(status: int, content_type: str, payload: bytes) -> ToolAnswer:
     if decoded is None:
         return ToolAnswer(is_error=False, texts=(text,), structured=None)
     summary = decoded.get("summary") if isinstance(decoded, dict) else None
-    texts = ((summary,) if isinstance(summary, str) and summary else ()) + (_compact(decoded),)
-    return ToolAnswer(is_error=False, texts=texts, structured=decoded if isinstance(decoded, dict) else None)
+    if not (isinstance(summary, str) and summary):
+        return ToolAnswer(is_error=False, texts=(_compact(decoded),),
+                          structured=decoded if isinstance(decoded, dict) else None)
+    rest = {k: v for k, v in decoded.items() if k != "summary"}
+    return ToolAnswer(is_error=False, texts=(summary, _compact(rest)) if rest else (summary,), structured=decoded)
 
 
 def _lead(problem: Json, status: int) -> str:

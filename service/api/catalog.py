@@ -3,10 +3,11 @@
 from flask import Blueprint, request
 from werkzeug.exceptions import NotFound
 
-from ..sizing import GIB, UnknownCardError, UnknownModelError
+from ..sizing import GIB, UnknownCardError, UnknownModelError, card_summary, model_summary, page_summary
 from . import schemas as s
 from .catalogs import current_catalogs
 from .dump import sparse_dumper
+from .lang import answer_lang
 from .operations import LIST_FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("catalog", __name__)
@@ -38,7 +39,7 @@ def matching(query: dict | None) -> list:
     answer_description="The cards that pass the filters (a page of them with limit).",
     query=s._CardQuerySchema,
     parameters=(LIST_FIELDS_PARAMETER,),
-    tool_defaults={"limit": 25, "fields": "count,total,offset,cards.id,cards.name,cards.kind,cards.line,"
+    tool_defaults={"limit": 25, "fields": "summary,count,total,offset,cards.id,cards.name,cards.kind,cards.line,"
                    "cards.memory_gib,cards.bandwidth_gb_per_s,cards.dense_tflops,cards.power_w"})
 def list_cards():
     """Use to find card ids. Lists the guide's tiers (C30 to D-L) and real cards with memory in GiB,
@@ -56,18 +57,20 @@ def list_cards():
     tool=True,
     summary="One card by id or alias",
     path_parameters={"card_id": "A card's or tier's id, alias or family name, in any case: rtx-4090, 4090, D-M."},
-    answer=s.CardSchema,
-    answer_description="The card.")
+    answer=s.CardAnswerSchema,
+    answer_description="The card.",
+    query=s._EntryQuerySchema)
 def get_card(card_id: str):
     """Use to read one card's figures (memory in GiB, bandwidth in GB/s, dense TFLOP/s, power in W) and
     sources. Ids and aliases are case-insensitive (D-M, dm, rtx-4090, "RTX 4090", 4090); unknown
     names answer 404 with the closest."""
+    lang = answer_lang(asked())
     catalogs = current_catalogs()
     try:
         card = catalogs.cards.get(card_id)
     except UnknownCardError as exc:
         raise NotFound(exc.message) from None
-    return answered((card, catalogs.prices.get(card.id), catalogs.rents.get(card.id)))
+    return answered((card, catalogs.prices.get(card.id), catalogs.rents.get(card.id), card_summary(lang, card)))
 
 
 @bp.get("/models")
@@ -79,7 +82,7 @@ def get_card(card_id: str):
     answer_description="The model presets (a page of them with limit).",
     query=s._ModelQuerySchema,
     parameters=(LIST_FIELDS_PARAMETER,),
-    tool_defaults={"limit": 25, "fields": "count,total,offset,models.id,models.name,models.params,"
+    tool_defaults={"limit": 25, "fields": "summary,count,total,offset,models.id,models.name,models.params,"
                    "models.active_params,models.layers,models.kv_cache_bytes_per_token_bf16,models.max_context_tokens,"
                    "models.released_precision"})
 def list_models():
@@ -95,7 +98,8 @@ def _listed(schema, key: str, entries, query: dict, row=lambda entry: entry) -> 
     paths = fields_asked(request.args, schema)
     start, limit = query["offset"], query.get("limit")
     page = entries[start:] if limit is None else entries[start:start + limit]
-    answer = {"count": len(page), "total": len(entries), "offset": start, key: [row(e) for e in page]}
+    answer = {"summary": page_summary(answer_lang(query), key, len(page), len(entries), start),
+              "count": len(page), "total": len(entries), "offset": start, key: [row(e) for e in page]}
     return answered(answer) if paths is None else sparse_dumper(schema, paths)(answer)
 
 
@@ -106,13 +110,16 @@ def _listed(schema, key: str, entries, query: dict, row=lambda entry: entry) -> 
     summary="One model preset by id or alias",
     path_parameters={"model_id": "A preset's id, name or alias, in any case; it may hold a slash: "
                                  "meta-llama/Llama-3.1-70B-Instruct."},
-    answer=s.ModelPresetSchema,
-    answer_description="The model preset.")
+    answer=s.ModelAnswerSchema,
+    answer_description="The model preset.",
+    query=s._EntryQuerySchema)
 def get_model(model_id: str):
     """Use to read one model's architecture, parameter count and KV cache bytes per token. Ids, names
     and aliases are case-insensitive (meta-llama/Llama-3.1-70B-Instruct); unknown names answer
     404 with the closest."""
+    lang = answer_lang(asked())
     try:
-        return answered(current_catalogs().models.get(model_id))
+        preset = current_catalogs().models.get(model_id)
     except UnknownModelError as exc:
         raise NotFound(exc.message) from None
+    return answered((preset, model_summary(lang, preset.spec)))

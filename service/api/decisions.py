@@ -1,6 +1,8 @@
 """The procurement endpoints: rank, recommend, normalise a marketing figure, troubleshoot."""
 
 
+from dataclasses import replace
+
 from flask import Blueprint
 
 from ..limits import charge, model_weight
@@ -13,8 +15,10 @@ from ..sizing import (
     diagnose,
     host_sizing,
     normalise_figure,
+    normalize_summary,
     rank_cards,
     said_in,
+    trouble_summary,
 )
 from ..sizing import recommend as rec
 from . import problem_messages as P
@@ -49,10 +53,11 @@ def rank():
     line = args.get("line") or _single_line(cards)
     if cards is None:
         cards = tuple(c for c in catalogs.cards.cards if c.line == line)
+    lang = answer_lang(args)
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
-                        args.get("count"))
+                        args.get("count"), lang)
     count_estimate("rank", line)
-    return answered(said_in(answer_lang(args), result))
+    return answered(said_in(lang, result))
 
 
 def _single_line(cards) -> str:
@@ -138,9 +143,9 @@ def normalize():
     and gives the dense figure for each precision (FP8/INT8 = 2x BF16, FP4 = 4x, TF32 = 0.5x),
     naming each rule applied."""
     args = asked()
-    return answered(said_in(answer_lang(args),
-                                  normalise_figure(args["value"], args["precision"], args["sparse"],
-                                                   args.get("accumulate"))))
+    lang = answer_lang(args)
+    figure = normalise_figure(args["value"], args["precision"], args["sparse"], args.get("accumulate"))
+    return answered(said_in(lang, replace(figure, summary=normalize_summary(lang, figure))))
 
 
 @bp.get("/troubleshoot")
@@ -158,7 +163,9 @@ def troubleshoot():
     args = asked()
     lang = answer_lang(args)
     result = diagnose(args["q"], lang, args.get("line"), args["limit"])
+    best = _row(result.matches[0].row, lang) if result.matches else {}
     return answered({
+        "summary": trouble_summary(lang, best.get("cause"), best.get("check")),
         "query": result.query, "lang": lang,
         "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}
                     for m in result.matches],

@@ -213,7 +213,8 @@ def memory():
     args = asked()
     charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
-    result = said_in(answer_lang(args), domain.memory(args["model"], args["workload"], hardware))
+    lang = answer_lang(args)
+    result = said_in(lang, domain.memory(args["model"], args["workload"], hardware, lang))
     count_estimate("memory", hardware.card.line if hardware else "none")
     return answered(result)
 
@@ -311,7 +312,8 @@ def cost():
     and cost per day, per year, over the years and for the fleet."""
     args = asked()
     hardware = args.get("hardware")
-    result = said_in(answer_lang(args), domain.cost(args["energy"], hardware, _price(args, hardware),
-                                              args.get("overhead_fraction")))
+    lang = answer_lang(args)
+    result = said_in(lang, domain.cost(args["energy"], hardware, _price(args, hardware), args.get("overhead_fraction"),
+                                       lang))
     count_estimate("cost", hardware.card.line if hardware else "none")
     return answered(result)

@@ -1086,7 +1086,7 @@ ScalingPointSchema = answer_schema(
     show="cards fits scaling_efficiency time_s time_s_guide_curve")
 MemoryResponseSchema = answer_schema(
     MemoryResult, "MemoryResponse",
-    show="breakdown model mode precision kv_precision fit card parallelism assumptions warnings",
+    show="summary breakdown model mode precision kv_precision fit card parallelism assumptions warnings",
     flatten=("breakdown",))
 ThroughputResponseSchema = answer_schema(
     ThroughputResult, "ThroughputResponse",
@@ -1099,7 +1099,7 @@ ScalingResponseSchema = answer_schema(
     flatten=("training",))
 CostResponseSchema = answer_schema(
     CostResult, "CostResponse",
-    show="energy ownership assumptions warnings",
+    show="summary energy ownership assumptions warnings",
     flatten=("energy",))
 EstimateResponseSchema = answer_schema(
     Estimate, "EstimateResponse",
@@ -1122,7 +1122,7 @@ ExcludedCardSchema = answer_schema(
     show="card cards_needed reason")
 RankResponseSchema = answer_schema(
     RankResult, "RankResponse",
-    show="line weights normalisation ranking excluded assumptions warnings")
+    show="summary line weights normalisation ranking excluded assumptions warnings")
 CandidateSchema = answer_schema(
     Candidate,
     show="card count fits figure value price_total value_per_cost reason")
@@ -1319,6 +1319,7 @@ class _CardQuerySchema(_Strict):
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
         **doc("The first card to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
         "default": 0})
+    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
 
 
 class _ModelQuerySchema(_Strict):
@@ -1329,14 +1330,36 @@ class _ModelQuerySchema(_Strict):
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
         **doc("The first preset to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
         "default": 0})
+    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
+
+
+class _EntryQuerySchema(_Strict):
+    """GET /cards/{id} and /models/{id} parameters."""
+
+    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
 
 
 class CardListSchema(Schema):
+    summary = fields.String(required=True, metadata=doc(
+        "The page in a sentence to quote, in the answer's language: how many of how many, and where the next page "
+        "starts."))
     count = fields.Integer(required=True, metadata=doc("Number of entries in cards (this page)."))
     total = fields.Integer(required=True, metadata=doc("Number of cards that pass the filters, every page."))
     offset = fields.Integer(required=True, metadata=doc("Position of the first entry of cards among them, from 0."))
     cards = fields.List(fields.Nested(CardSchema), required=True, metadata=doc(
         "The guide's tiers and real cards that pass the filters, in catalog order (the page asked)."))
+
+
+class CardAnswerSchema(CardSchema):
+    """One card, as GET /cards/{id} answers it: the catalog entry and its summary."""
+
+    summary = fields.String(required=True, metadata=doc(
+        "The card in a sentence to quote, in the answer's language: memory, bandwidth, a dense rate and power."))
+
+    @pre_dump
+    def units(self, answer, **kwargs):
+        *card_and_prices, summary = answer
+        return {**CardSchema.units(self, tuple(card_and_prices)), "summary": summary}
 
 
 class ModelPresetSchema(Schema):
@@ -1412,7 +1435,23 @@ class ModelPresetSchema(Schema):
                     None if per_layer is None or spec.layers is None else per_layer * 2 * spec.layers}
 
 
+
+class ModelAnswerSchema(ModelPresetSchema):
+    """One model preset, as GET /models/{id} answers it: the preset and its summary."""
+
+    summary = fields.String(required=True, metadata=doc(
+        "The model in a sentence to quote, in the answer's language: parameters, layers, KV cache per token and "
+        "the format it ships in."))
+
+    @pre_dump
+    def flatten(self, answer, **kwargs):
+        preset, summary = answer
+        return {**ModelPresetSchema.flatten(self, preset), "summary": summary}
+
 class ModelListSchema(Schema):
+    summary = fields.String(required=True, metadata=doc(
+        "The page in a sentence to quote, in the answer's language: how many of how many, and where the next page "
+        "starts."))
     count = fields.Integer(required=True, metadata=doc("Number of presets in models (this page)."))
     total = fields.Integer(required=True, metadata=doc("Number of presets, every page."))
     offset = fields.Integer(required=True, metadata=doc("Position of the first entry of models, from 0."))
@@ -1496,6 +1535,8 @@ class RecommendResponseSchema(Schema):
 
 
 class NormalizeResponseSchema(Schema):
+    summary = fields.String(required=True, metadata=doc(
+        "The figure in a sentence to quote, in the answer's language: dense in its own precision and in BF16."))
     value = Num(required=True, metadata=doc("The marketing figure as given, in the caller's unit (TFLOP/s or TOPS)."))
     precision = fields.String(required=True, metadata=doc(
         "The precision of the figure, lower-cased: fp4, int4, fp8, int8, bf16, fp16 or tf32."))
@@ -1534,6 +1575,9 @@ class TroubleshootMatchSchema(Schema):
 
 
 class TroubleshootResponseSchema(Schema):
+    summary = fields.String(required=True, metadata=doc(
+        "The answer in a sentence to quote, in its language: the likeliest cause and its quick check, or that "
+        "nothing matches."))
     query = fields.String(required=True, metadata=doc("The symptom text as sent."))
     lang = fields.String(required=True, metadata=doc("Language of the rows, steps, lessons and advice: en or zh."))
     matches = fields.List(fields.Nested(TroubleshootMatchSchema), required=True, metadata=doc(

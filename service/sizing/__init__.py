@@ -35,7 +35,7 @@ from .memory import Component, FitAnswer, MemoryBreakdown
 from .messages import GIVEN_BY_CALLER, LIST_SEPARATOR, TEMPLATES, Message, Template, Verbatim, as_json, template
 from .messages import check as check_translations
 from .model import ModelSpec
-from .normalize import ACCUMULATE, LADDER
+from .normalize import ACCUMULATE, LADDER, normalize_summary
 from .normalize import normalize as normalise_figure
 from .plan import Parallelism, PlanAnswer, cards_per_machine
 from .presets import model_preset
@@ -51,6 +51,7 @@ from .questions import (
 )
 from .ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResult, rank_cards
 from .recommend import SCENARIOS, Candidate, Constraints
+from .summary import card_summary, model_summary, page_summary, trouble_summary
 from .throughput import DecodePoint, Range, ThroughputAnswer
 from .training import OPTIMIZERS, RECOMPUTE_MODES
 from .training_time import TrainingAnswer
@@ -70,7 +71,8 @@ __all__ = [
     "ScalingResult", "SizingError", "StepCost", "Target", "ThroughputAnswer", "ThroughputResult",
     "TrainingAnswer", "UnknownCardError", "UnknownModelError", "WorkloadInput",
     "billions_to_count", "cards_per_machine", "compare", "custom_card", "defaults", "diagnose", "extend_catalogs",
-    "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "packaged_catalogs",
+    "host_sizing", "model_from_hf_config", "model_preset", "normalise_figure", "normalize_summary", "packaged_catalogs",
+    "card_summary", "model_summary", "page_summary", "trouble_summary",
     "questions", "rank_cards", "real_card", "recommend", "said_in", "to_zh",
     "DATA_CONTEXT", "GIVEN_BY_CALLER", "LANGUAGES", "LIST_SEPARATOR", "TEMPLATES", "Message", "Template", "Verbatim",
     "as_json", "template",

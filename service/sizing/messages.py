@@ -1288,6 +1288,65 @@ SUMMARY_ENERGY = template(
     "the summary: the draw and a year's electricity")
 
 
+# --- the other tools' summaries: the first text an assistant quotes for each answer
+SUMMARY_MEMORY_ALONE = template(
+    "summary_memory_alone",
+    "In {precision} for {mode}, the {params:B|.1f}B-parameter model needs {total_bytes:GB|.1f} GB in all, of "
+    "which {weights_bytes:GB|.1f} GB is weights.", "the memory summary without a card: the whole job's memory")
+INSTALLATION_DRAWS = template("installation_draws", "The installation draws",
+                              "the cost summary: an installation whose draw was given")
+SUMMARY_FLEET = template(
+    "summary_fleet", "For {installations} installations: {cost:,.0f} {currency} a year.",
+    "the cost summary: the fleet's electricity a year")
+SUMMARY_OWNERSHIP = template(
+    "summary_ownership",
+    "Over {years:g} years the cards, their installation and electricity cost about {total:,.0f} {currency} "
+    "({low:,.0f}-{high:,.0f}).", "the summary: the cost of ownership over the horizon")
+SUMMARY_RANK = template(
+    "summary_rank", "Ranked the guide's way for the {line} line, {first} comes first with {score:.0f} of 100.",
+    "the ranking summary: the best card and its score")
+SUMMARY_RANK_NEXT = template(
+    "summary_rank_next", "Next: {second} with {score:.0f}.", "the ranking summary: the second card and its score")
+SUMMARY_RANK_NONE = template(
+    "summary_rank_none", "No card compared holds the model on the count allowed; excluded says what each needs.",
+    "the ranking summary: every card was left out for memory")
+SUMMARY_RANK_EXCLUDED = template(
+    "summary_rank_excluded", "{excluded} cards cannot hold the model and are left out.",
+    "the ranking summary: cards left out for memory",
+    one="{excluded} card cannot hold the model and is left out.", count="excluded")
+SUMMARY_NORMALIZE = template(
+    "summary_normalize", "{value:g} {precision} as quoted is {dense_value:g} dense {precision}, or "
+    "{dense_bf16:g} dense BF16.", "the figure summary: a vendor's figure as dense figures")
+SUMMARY_TROUBLE = template(
+    "summary_trouble", "The likeliest cause is {cause}; check whether {check}.",
+    "the troubleshooting summary: the best row's cause and quick check")
+SUMMARY_TROUBLE_NONE = template(
+    "summary_trouble_none", "Nothing in the guide's table matches; follow its diagnosis order below.",
+    "the troubleshooting summary: no row matches")
+SUMMARY_CARD = template(
+    "summary_card", "{name}: {memory_gib:g} GiB at {bandwidth:,.0f} GB/s, {tflops:,.0f} dense {precision} "
+    "TFLOP/s, {power_w:,.0f} W.", "a card's summary: its headline figures")
+SUMMARY_MODEL = template(
+    "summary_model", "{name}: {params:B|.1f}B parameters, {layers} layers, {kv_bytes:,} bytes of KV cache per "
+    "token in bf16; released in {precision}.", "a model's summary: its size, depth, KV cache and format")
+SUMMARY_MODEL_MOE = template(
+    "summary_model_moe", "{name}: {params:B|.1f}B parameters ({active:B|.1f}B active per token), {layers} "
+    "layers, {kv_bytes:,} bytes of KV cache per token in bf16; released in {precision}.",
+    "an MoE model's summary: its size, active parameters, depth, KV cache and format")
+SUMMARY_MODEL_SIZE = template(
+    "summary_model_size", "{name}: {params:B|.1f}B parameters; released in {precision}.",
+    "a model's summary when its architecture is not known")
+SUMMARY_CARDS_PAGE = template(
+    "summary_cards_page", "{count} of {total} cards, from position {offset}.", "a page of the card catalog",
+    one="{count} of {total} card, from position {offset}.", count="total")
+SUMMARY_MODELS_PAGE = template(
+    "summary_models_page", "{count} of {total} model presets, from position {offset}.",
+    "a page of the model presets",
+    one="{count} of {total} model preset, from position {offset}.", count="total")
+SUMMARY_NEXT_PAGE = template(
+    "summary_next_page", "The next page starts at offset {offset}.", "a list's summary: where the next page starts")
+
+
 # --- the capacity and comparison summaries
 SERVING_ASKED = template("serving_asked", "Serving {model} ({precision}) to {users} users at once",
                          "a summary's head: the serving question asked",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from . import messages as M
 from .errors import InvalidInputError
+from .zh import sentences
 
 # Dense rate relative to dense BF16 on tensor units.
 LADDER = {"fp4": 4.0, "int4": 4.0, "fp8": 2.0, "int8": 2.0, "bf16": 1.0, "fp16": 1.0, "tf32": 0.5}
@@ -27,6 +28,7 @@ class Normalized:
     dense_bf16: float
     dense: tuple[tuple[str, float], ...]
     rules: tuple[M.Message, ...]
+    summary: str = ""  # the figure in a sentence to quote, in the answer's language
 
 
 def normalize(value: float, precision: str, sparse: bool, accumulate: str | None = None) -> Normalized:
@@ -51,3 +53,10 @@ def normalize(value: float, precision: str, sparse: bool, accumulate: str | None
                      M.NORMALIZE_TF32_TO_BF16(precision=key))
     ladder = tuple((name, bf16 * factor) for name, factor in LADDER.items())
     return Normalized(value, key, sparse, accumulate, dense, bf16, ladder, tuple(rules))
+
+
+def normalize_summary(lang: str, figure: Normalized) -> str:
+    """A vendor's figure as the dense figure in its own precision and in BF16."""
+    return sentences(lang, [M.SUMMARY_NORMALIZE(value=figure.value, precision=figure.precision.upper(),
+                                                dense_value=figure.dense_value, dense_bf16=figure.dense_bf16)])
+

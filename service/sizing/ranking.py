@@ -2,7 +2,7 @@
 0-100 against the best card in the compared set; memory first as a threshold."""
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import defaults as d
 from . import messages as M
@@ -21,6 +21,7 @@ from .model import ModelSpec, context_warning
 from .placement import cards_needed
 from .plan import CARDS_PER_MACHINE, CARDS_PER_MACHINE_NOTE
 from .units import GB, GIB, TERA
+from .zh import sentences
 
 DIMENSIONS = ("dense_compute", "memory_capacity", "memory_bandwidth", "interconnect",
               "efficiency_stability")
@@ -165,6 +166,9 @@ class RankResult:
     excluded: tuple[Excluded, ...]
     """Cards dropped by the memory threshold when a model is given (needing more cards than allowed); empty without a
     model."""
+    summary: str = ""
+    """The ranking in a sentence or two to quote, in the answer's language: the first card and its score, the
+    second, and how many cards memory left out."""
     assumptions: tuple[Assumption, ...]
     """Each default applied (weights, card count allowed, workload), with its value and why."""
     warnings: tuple[M.Message, ...]
@@ -174,10 +178,10 @@ class RankResult:
 
 def rank_cards(
     cards: tuple[Card, ...], line: str, weights: dict | None, model: ModelSpec | None,
-    workload: WorkloadInput, count: int | None,
+    workload: WorkloadInput, count: int | None, lang: str = "en",
 ) -> RankResult:
     """The guide's ranking: memory first as a threshold (when a model is given), then the
-    weighted, normalised dimensions."""
+    weighted, normalised dimensions; the summary said in `lang`."""
     notes = Notes()
     card_warnings(cards, notes)
     cards = tuple({card.id: card for card in cards}.values())  # one row per card, in order
@@ -204,6 +208,22 @@ def rank_cards(
         notes.warn(M.NO_CARD_PASSES_MEMORY())
     for card in kept:
         say_derived_half_precision(card, notes)
-    return RankResult(line=line, weights=weights, normalisation=NORMALISATION,
-                      ranking=rank(tuple(kept), weights), excluded=tuple(excluded),
-                      **notes.said())
+    result = RankResult(line=line, weights=weights, normalisation=NORMALISATION,
+                        ranking=rank(tuple(kept), weights), excluded=tuple(excluded), **notes.said())
+    return replace(result, summary=rank_summary(lang, result))
+
+
+def rank_summary(lang: str, result: RankResult) -> str:
+    """The first card and its score, the second, and the cards memory left out."""
+    said: list[M.Message] = []
+    if result.ranking:
+        first = result.ranking[0]
+        said.append(M.SUMMARY_RANK(line=M.LINE_WORDS[result.line](), first=first.card.id, score=first.total_score))
+        if len(result.ranking) > 1:
+            said.append(M.SUMMARY_RANK_NEXT(second=result.ranking[1].card.id, score=result.ranking[1].total_score))
+    elif result.excluded:
+        said.append(M.SUMMARY_RANK_NONE())
+    if result.excluded and result.ranking:
+        said.append(M.SUMMARY_RANK_EXCLUDED(excluded=len(result.excluded)))
+    return sentences(lang, said)
+

@@ -1,5 +1,7 @@
 """What the API tests share: a POST that must answer 200, and the answer's JSON."""
 
+import json
+
 
 def ok(response):
     """The JSON of a 200 answer; the body of anything else as the failure message."""
@@ -19,3 +21,13 @@ def texts(messages) -> list[str]:
 def codes(messages) -> list[str]:
     """The code of each coded message of an answer's list."""
     return [m["code"] for m in messages]
+
+
+def answer_of(result):
+    """The answer a result carries once: structuredContent (--structured), else its texts: the
+    summary (a problem's lead), then the rest of the answer as JSON."""
+    if result.structured_content is not None:
+        return result.structured_content
+    texts = [part.text for part in result.content]
+    rest = json.loads(texts[-1]) if texts[-1].startswith(("{", "[")) else {}
+    return rest if result.is_error or len(texts) == 1 and rest else {"summary": texts[0], **rest}

@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 from service.app import create_app
 from service.mcp_server import InProcess, Remote, backend_from_env, build_server
 from service.tools import tools_from_spec
+from tests.api.support import answer_of
 from tests.contract.test_spec_lint import SPEC
 from tests.deploy.server import free_port
 
@@ -53,25 +54,32 @@ def test_estimate_through_the_protocol_is_post_estimate(server, client):
     result = session(server, lambda c: c.call_tool("estimate", QUESTION))
     defaults = next(t for t in tools_from_spec(SPEC) if t.name == "estimate").defaults
     rest = client.post("/v1/estimate", json=QUESTION, query_string=defaults).get_json()
-    assert not result.is_error
-    assert result.structured_content == rest
+    assert not result.is_error and result.structured_content is None  # the answer once, as text
+    assert answer_of(result) == rest
     assert rest["fit"]["cards_needed"] == 2 and rest["fit"]["fits"] is True
-    summary, whole = (part.text for part in result.content)
-    assert summary == rest["summary"] and json.loads(whole) == rest
+    summary, others = (part.text for part in result.content)
+    assert summary == rest["summary"] and json.loads(others) == {k: v for k, v in rest.items() if k != "summary"}
+
+
+def test_a_structured_server_answers_the_summary_beside_structured_content(app, client):
+    result = session(build_server(InProcess(app), structured=True), lambda c: c.call_tool("estimate", QUESTION))
+    defaults = next(t for t in tools_from_spec(SPEC) if t.name == "estimate").defaults
+    rest = client.post("/v1/estimate", json=QUESTION, query_string=defaults).get_json()
+    assert [part.text for part in result.content] == [rest["summary"]] and result.structured_content == rest
 
 
 def test_the_summary_comes_first_in_the_language_asked_for(server):
     result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "lang": "zh", "fields": "summary,fit.fits"}))
     assert "放得下" in result.content[0].text
-    assert result.structured_content == {"summary": result.content[0].text, "fit": {"fits": True}}
+    assert answer_of(result) == {"summary": result.content[0].text, "fit": {"fits": True}}
 
 
 def test_a_bad_card_name_is_a_tool_error_naming_the_closest_cards(server):
     result = session(server, lambda c: c.call_tool("estimate", {**QUESTION, "hardware": {"card": "RTX 4099"}}))
     assert result.is_error
     assert "closest: rtx-4090" in result.content[0].text
-    assert result.structured_content["status"] == 422
-    assert [e["field"] for e in result.structured_content["errors"]] == ["hardware.card"]
+    assert answer_of(result)["status"] == 422
+    assert [e["field"] for e in answer_of(result)["errors"]] == ["hardware.card"]
 
 
 @pytest.mark.parametrize(
@@ -111,7 +119,21 @@ def test_every_tool_answers_its_example(server, tool):
     arguments = _example(tool.name)
     result = session(server, lambda c: c.call_tool(tool.name, arguments))
     assert not result.is_error, result.content[0].text
-    assert result.structured_content
+    assert answer_of(result)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("tool", tools_from_spec(SPEC), ids=lambda t: t.name)
+def test_every_tools_first_text_is_its_summary_in_the_language_asked(server, tool, lang):
+    """What an assistant quotes: every tool's answer leads with a sentence of its own (not raw
+    JSON), said in the language asked; every tool takes lang."""
+    assert "lang" in tool.input_schema["properties"]
+    result = session(server, lambda c: c.call_tool(tool.name, {**_example(tool.name), "lang": lang}))
+    first = result.content[0].text
+    assert not result.is_error and first == answer_of(result)["summary"], first
+    assert first.endswith((".", "。")) and not first.startswith(("{", "["))
+    chinese = sum("\u4e00" <= ch <= "\u9fff" for ch in first)
+    assert (chinese > 3) if lang == "zh" else (chinese == 0), first
 
 
 def test_a_service_that_does_not_answer_is_a_tool_error_that_keeps_its_address_for_the_log(caplog):
@@ -168,5 +190,5 @@ def test_a_stdio_servers_key_is_sent_when_the_caller_brings_none():
     keyed = create_app({"TESTING": True, "API_KEYS": ("k1",)})
     with_key = session(build_server(InProcess(keyed), api_key="k1"), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
     without = session(build_server(InProcess(keyed)), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
-    assert not with_key.is_error and with_key.structured_content["id"] == "h100-sxm"
-    assert without.is_error and without.structured_content["status"] == 401
+    assert not with_key.is_error and answer_of(with_key)["id"] == "h100-sxm"
+    assert without.is_error and answer_of(without)["status"] == 401

@@ -41,6 +41,7 @@ from service.mcp_server import (
     origin_list,
 )
 from service.tools import ToolRequest, tools_from_spec
+from tests.api.support import answer_of
 from tests.contract.test_spec_lint import SPEC
 from tests.deploy.server import free_port
 
@@ -482,7 +483,7 @@ def test_without_http_main_speaks_the_protocol_over_stdio_with_its_key(no_servic
     assert not thread.is_alive()
     assert answers[1]["result"]["serverInfo"]["name"] == "accelerator-sizing"
     result = answers[2]["result"]
-    assert not result["isError"] and result["structuredContent"]["id"] == "h100-sxm"  # the key was sent
+    assert not result["isError"] and json.loads(result["content"][-1]["text"])["id"] == "h100-sxm"  # the key was sent
 
 
 @pytest.mark.filterwarnings("ignore:'service.mcp_server' found in sys.modules:RuntimeWarning")
@@ -536,7 +537,7 @@ def test_the_mcp_server_over_a_remote_backend_lists_and_calls_the_services_tools
             return await client.list_tools(), await client.call_tool("getCard", {"card_id": "h100-sxm"})
     listed, called = anyio.run(calls)
     assert [t.name for t in listed.tools] == [t.name for t in tools_from_spec(SPEC)]
-    assert not called.is_error and called.structured_content["id"] == "h100-sxm"
+    assert not called.is_error and answer_of(called)["id"] == "h100-sxm"
 
 
 def test_a_remote_backend_follows_no_redirect_so_a_callers_key_stays_with_the_service():
@@ -767,12 +768,12 @@ def test_http_app_passes_the_callers_key_on_and_its_probe_follows_the_service():
         assert http.get(f"http://127.0.0.1:{port}/healthz", timeout=DEADLINE_S).json() == {"status": "ok"}
         card = {"name": "getCard", "arguments": {"card_id": "h100-sxm"}}
         keyed = rpc(port, "tools/call", card, **{"X-API-Key": "k1", "X-Request-ID": "r-1"}).json()["result"]
-        assert not keyed.get("isError") and keyed["structuredContent"]["id"] == "h100-sxm"
+        assert not keyed.get("isError") and json.loads(keyed["content"][-1]["text"])["id"] == "h100-sxm"
         bearer = rpc(port, "tools/call", card, Authorization="Bearer k1").json()["result"]
         assert not bearer.get("isError")
         # no key of the caller's: the server's own is not spent for it, and the service says 401
         keyless = rpc(port, "tools/call", card).json()["result"]
-        assert keyless["isError"] and keyless["structuredContent"]["status"] == 401
+        assert keyless["isError"] and json.loads(keyless["content"][-1]["text"])["status"] == 401
         assert rpc(port, "tools/list", Host="evil.example").status_code == 421  # the Guard is in front
         backend.down = True
         probe = http.get(f"http://127.0.0.1:{port}/healthz", timeout=DEADLINE_S)

@@ -179,8 +179,8 @@ def test_a_booleans_query_value_is_written_as_json_writes_it():
     ("name", "arguments", "message"),
     [
         ("getCard", {}, "getCard needs 'card_id'"),
-        ("getModel", {"model_id": "x", "colour": "red"}, "does not take 'colour'; it takes model_id"),
-        ("listModels", {"q": "x"}, "it takes limit, offset, fields"),
+        ("getModel", {"model_id": "x", "colour": "red"}, "does not take 'colour'; it takes model_id, lang"),
+        ("listModels", {"q": "x"}, "it takes limit, offset, lang, fields"),
         # what str() would silently turn into other text, or a URL would resolve away
         ("troubleshoot", {"q": None}, "q takes one string, number or boolean, not null"),
         ("troubleshoot", {"q": ["oom", "xid"]}, "not an array"),
@@ -208,9 +208,10 @@ PROBLEM = {"type": "about:blank", "title": "Unprocessable Content", "status": 42
     ("status", "content_type", "payload", "is_error", "texts", "structured"),
     [
         (200, "application/json", {"summary": "Es passt.", "fits": True}, False,
-         ("Es passt.", '{"summary":"Es passt.","fits":true}'), {"summary": "Es passt.", "fits": True}),
+         ("Es passt.", '{"fits":true}'), {"summary": "Es passt.", "fits": True}),
         (200, "application/json", {"summary": "放得下", "n": 1}, False,
-         ("放得下", '{"summary":"放得下","n":1}'), {"summary": "放得下", "n": 1}),
+         ("放得下", '{"n":1}'), {"summary": "放得下", "n": 1}),
+        (200, "application/json", {"summary": "Only this."}, False, ("Only this.",), {"summary": "Only this."}),
         (200, "application/json", {"count": 0, "cards": []}, False, ('{"count":0,"cards":[]}',),
          {"count": 0, "cards": []}),
         (200, "application/json", [1, 2], False, ("[1,2]",), None),
@@ -222,12 +223,22 @@ PROBLEM = {"type": "about:blank", "title": "Unprocessable Content", "status": 42
          ("<h1>Bad Gateway</h1>", '{"status":502,"detail":"<h1>Bad Gateway</h1>"}'),
          {"status": 502, "detail": "<h1>Bad Gateway</h1>"}),
     ],
-    ids=["summary-first", "chinese-kept", "no-summary", "not-an-object", "problem", "not-json-error"],
+    ids=["summary-first", "chinese-kept", "summary-alone", "no-summary", "not-an-object", "problem", "not-json-error"],
 )
 def test_an_answer_becomes_a_tool_result_led_by_its_summary(status, content_type, payload, is_error, texts, structured):
     raw = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
     answer = tool_answer(status, content_type, raw.encode("utf-8"))
     assert (answer.is_error, answer.texts, answer.structured) == (is_error, texts, structured)
+
+
+def test_a_result_carries_the_answer_once_as_text_or_beside_structured_content():
+    """Text (the default) is what assistants read: the summary, then the rest as JSON. Structured
+    is for clients that read structuredContent: the summary beside it. Never both whole."""
+    answer = tool_answer(200, "application/json", b'{"summary":"It fits.","fit":{"fits":true}}')
+    assert answer.as_text() == (("It fits.", '{"fit":{"fits":true}}'), None)
+    assert answer.as_structured() == (("It fits.",), {"summary": "It fits.", "fit": {"fits": True}})
+    listed = tool_answer(200, "application/json", b"[1,2]")
+    assert listed.as_structured() == (("[1,2]",), None)  # not an object: no structuredContent to carry it
 
 
 def test_a_problems_lead_adds_each_fields_message_the_detail_does_not_say():

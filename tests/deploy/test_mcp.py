@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from service.mcp_server import main
 from service.tools import tools_from_spec
 from tests import processes
+from tests.api.support import answer_of
 from tests.contract.test_spec_lint import SPEC
 from tests.deploy import server as srv
 
@@ -52,7 +53,7 @@ def ask(target, **headers):
 def check(answers, expected):
     names, good, bad = answers
     assert names == TOOL_NAMES
-    assert not good.is_error and good.structured_content == expected
+    assert not good.is_error and answer_of(good) == expected
     assert good.content[0].text == expected["summary"]
     assert bad.is_error and "closest: rtx-4090" in bad.content[0].text
 
@@ -129,10 +130,10 @@ def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_pat
         # the contract is public, so the tools list; a call without a key is the API's 401
         names, good, _ = ask(f"{base}/mcp")
         assert names == TOOL_NAMES
-        assert good.is_error and good.structured_content["status"] == 401
+        assert good.is_error and answer_of(good)["status"] == 401
         assert "API key" in good.content[0].text
         _, good, _ = ask(f"{base}/mcp", **{"X-API-Key": "k3"})
-        assert good.is_error and good.structured_content["status"] == 401
+        assert good.is_error and answer_of(good)["status"] == 401
     # each call reached the API with the caller's key: key_id in its access log, never the key
     callers = {line.get("key_id") for line in api.log_lines() if line.get("path") == "/v1/estimate"}
     assert len(callers - {None}) == 2

@@ -15,15 +15,16 @@ from ..inputs import (
     card_warnings,
 )
 from ..plan import cards_per_machine
+from ..summary import cost_summary
 from ..training_time import TrainingAnswer
 from ..units import SECONDS_PER_DAY
 from .results import CostResult
 
 
 def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Price | None = None,
-         overhead: float | None = None) -> CostResult:
+         overhead: float | None = None, lang: str = "en") -> CostResult:
     """Electricity for the machines that carry `hardware` (or the draw given in `energy`); with
-    cards and a price, the cost of owning them."""
+    cards and a price, the cost of owning them; the summary said in `lang`."""
     notes = Notes()
     host = None
     card_warnings((hardware.card,) if hardware else (), notes)
@@ -37,7 +38,8 @@ def cost(energy: EnergyInput, hardware: HardwareInput | None = None, price: Pric
         _currency_check(price, answer, notes)
     elif hardware is not None:
         notes.warn(M.CARD_PRICE_UNKNOWN())
-    return CostResult(energy=answer, ownership=owned, **notes.said())
+    summary = cost_summary(lang, answer, owned, host.machines if host is not None else 1)
+    return CostResult(energy=answer, ownership=owned, summary=summary, **notes.said())
 
 
 def electricity(host: HostSizing | None, card: Card | None, energy: EnergyInput, notes: Notes) -> EnergyAnswer:

@@ -38,6 +38,9 @@ class MemoryResult:
     hardware was given."""
     card: Card | None
     """The card asked about, briefly; null when no hardware was given."""
+    summary: str = ""
+    """The answer in a sentence or two to quote, in the answer's language: the memory the job needs and, with a
+    card, whether the cards asked hold it."""
     parallelism: PlanAnswer | None
     """The plan on the cards asked, even where they fall short; null when no hardware was given."""
     assumptions: tuple[Assumption, ...]
@@ -169,6 +172,9 @@ class CostResult:
     warnings: tuple[Message, ...]
     """Caveats on the answer: no card price known, card price and electricity in different currencies, a card name
     taken as one variant."""
+    summary: str = ""
+    """The answer in a sentence or two to quote, in the answer's language: the draw and a year's electricity, the
+    fleet's, and the cost of ownership when a card price is known."""
 
 
 @dataclass(frozen=True, kw_only=True)

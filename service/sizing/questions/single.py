@@ -1,5 +1,6 @@
 """The memory question and the throughput question."""
 
+from dataclasses import replace
 
 from .. import messages as M
 from ..cards import Card
@@ -12,6 +13,7 @@ from ..inputs import (
 from ..memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from ..model import ModelSpec
 from ..plan import PlanAnswer
+from ..summary import memory_summary
 from ..throughput import (
     throughput_answer,
 )
@@ -19,8 +21,15 @@ from .placing import opening, place_serving, place_training, plan_shown, serving
 from .results import MemoryResult, ThroughputResult
 
 
-def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
-    """The memory breakdown, and its fit (under the engine's plan) when a card is given."""
+def memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None, lang: str = "en") -> MemoryResult:
+    """The memory breakdown, and its fit (under the engine's plan) when a card is given; its
+    summary said in `lang`."""
+    result = _memory(model, workload, hardware)
+    return replace(result, summary=memory_summary(lang, model, result.workload, result.breakdown, result.card,
+                                                  result.fit))
+
+
+def _memory(model: ModelSpec, workload: WorkloadInput, hardware: HardwareInput | None) -> MemoryResult:
     notes, resolved = opening(model, workload, cards=(hardware.card,) if hardware else ())
     if hardware is None:
         breakdown = memory_breakdown(model, resolved, notes)
