@@ -140,7 +140,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     allowed = [line for line in LINES if line not in excluded]
     if not allowed:
         raise InvalidInputError(M.ERROR_CONSTRAINTS_RULE_OUT_EVERY_LINE(), "constraints")
-    reasons = [M.LINE_RULED_OUT(line=line, why=why) for line, why in excluded.items()]
+    reasons = [M.LINE_RULED_OUT(line=M.LINE_WORDS[line](), why=why) for line, why in excluded.items()]
     candidates: tuple[Candidate, ...] = ()
     evaluated: list[Candidate] = []
     # A serving job's memory is the same on every card: made once for the candidates.
@@ -322,7 +322,7 @@ def _fitting_value(candidate: Candidate) -> float:
 
 def _reasons(line: str, reasons: list[M.Message], choice: Candidate, ranked_by: M.Message) -> tuple[M.Message, ...]:
     met = M.MEETS_TARGET() if choice.figure == "cards_for_target" else M.MEMORY_FITS()
-    return (M.LINE_LOWEST_ALLOWED(line=line), *reasons,
+    return (M.LINE_LOWEST_ALLOWED(line=M.LINE_WORDS[line]()), *reasons,
             M.CHOICE_BEST(cards=choice.count, card=choice.card.id, met=met, ranked_by=ranked_by,
                           value=choice.value))
 
@@ -394,7 +394,7 @@ def compare_with_guide(scenario: Scenario, result: Recommendation) -> tuple[bool
                          else M.GUIDE_SAME_TIER_OTHER_COUNT(tier=tier, cards=candidate.count, guide_cards=guide_count,
                                                             reason=candidate.reason))
         elif candidate is None:
-            lines.append(M.GUIDE_TIER_NOT_EVALUATED(tier=tier, line=result.line))
+            lines.append(M.GUIDE_TIER_NOT_EVALUATED(tier=tier, line=M.LINE_WORDS[result.line]()))
         elif not candidate.fits:
             lines.append(M.GUIDE_TIER_REFUSED(tier=tier, reason=candidate.reason))
         else:
@@ -412,5 +412,5 @@ def summary(result: Recommendation) -> M.Message:
         return M.RECOMMEND_SPLIT(cards=split.choice.count, card=split.choice.card.id, line=M.LINE_WORDS[split.line]())
     if choice is None or ranked_by is None:
         return M.RECOMMEND_NONE()
-    return M.RECOMMENDED(cards=choice.count, card=choice.card.id, line=result.line,
+    return M.RECOMMENDED(cards=choice.count, card=choice.card.id, line=M.LINE_WORDS[result.line](),
                          ranked_by=ranked_by, value=choice.value)

@@ -122,8 +122,9 @@ def cost_summary(lang: str, energy: EnergyAnswer, ownership: OwnershipAnswer | N
 def card_summary(lang: str, card: Card) -> str:
     """A card's headline figures: memory, bandwidth, its best 16-bit (else first) dense rate, power."""
     precision = next((p for p in ("bf16", "fp16") if p in card.dense_flops), next(iter(card.dense_flops)))
+    name = card.name if card.kind == "card" else card.id  # a guide tier by its code: its name is English prose
     return sentences(lang, [M.SUMMARY_CARD(
-        name=card.name, memory_gib=round(card.memory_bytes / 2**30, 1), bandwidth=card.bandwidth_bytes_per_s / 1e9,
+        name=name, memory_gib=round(card.memory_bytes / 2**30, 1), bandwidth=card.bandwidth_bytes_per_s / 1e9,
         tflops=card.dense_flops[precision] / 1e12, precision=precision.upper(), power_w=card.power_w)])
 
 

@@ -192,3 +192,46 @@ def test_a_stdio_servers_key_is_sent_when_the_caller_brings_none():
     without = session(build_server(InProcess(keyed)), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
     assert not with_key.is_error and answer_of(with_key)["id"] == "h100-sxm"
     assert without.is_error and answer_of(without)["status"] == 401
+
+
+# Fifteen questions a user asks an assistant (8 in English, 7 in Chinese), as the tool call the
+# assistant makes, and what the first text (the sentence it quotes) must answer.
+QUESTIONS = [
+    ("Can Llama 3.1 70B run on two RTX 4090s?", "estimate",
+     {"model": "Llama 3.1 70B", "hardware": {"card": "RTX 4090", "count": 2}},
+     ["does not fit on 2 x rtx-4090", "it fits on 2 x rtx-4090, at about"]),
+    ("H20 or L20 for 50 users?", "compare",
+     {"model": "qwen2.5-72b", "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20},
+      "options": [{"card": "h20"}, {"card": "l20"}]}, ["by cards", "x h20 needs", "electricity a year, against"]),
+    ("What should I buy for Llama 70B under 450 W per card?", "recommend",
+     {"model": "llama-3.1-70b", "constraints": {"power_w_per_card": 450}}, ["on one card", "split over cards"]),
+    ("How many H20s serve 50 users at 20 tokens/s?", "capacity",
+     {"model": "qwen2.5-72b", "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20}, "cards": ["h20"]},
+     ["x h20", "prompt is"]),
+    ("How much memory does an 8B model need on an RTX 4090?", "memory",
+     {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}, ["the 8.0B-parameter model needs", "fits on 1 x rtx-4090"]),
+    ("What does 10 kW cost a year?", "cost", {"power_w": 10000}, ["10,000 W", "of electricity a year"]),
+    ("Is 1979 TFLOPS FP8 sparse a real figure?", "normalizeFigure",
+     {"value": 1979, "precision": "fp8", "sparse": True}, ["989.5 dense FP8", "494.75 dense BF16"]),
+    ("Tell me about DeepSeek-R1.", "getModel", {"model_id": "deepseek-r1"}, ["671.0B parameters", "37.6B active"]),
+    ("一张4090能全参微调Qwen2.5-7B吗", "estimate",
+     {"model": "qwen2.5-7b", "hardware": {"card": "rtx-4090"}, "workload": {"mode": "full_finetune"}, "lang": "zh"},
+     ["单张 rtx-4090 放不下", "全参数微调"]),
+    ("70B 模型需要多少显存？", "memory", {"model": "llama-3.1-70b", "lang": "zh"}, ["共需", "GB 显存"]),
+    ("显存够用但跑不起来", "troubleshoot", {"q": "显存够用但跑不起来", "lang": "zh"}, ["最可能的原因"]),
+    ("有哪些数据中心卡？", "listCards", {"line": "datacenter", "lang": "zh"}, ["张卡", "本页"]),
+    ("H100 的参数是什么？", "getCard", {"card_id": "H100", "lang": "zh"}, ["显存", "带宽"]),
+    ("消费级卡哪张最好？", "rankCards", {"line": "consumer", "lang": "zh"}, ["消费级产品线", "居首"]),
+    ("H20 服务 50 个用户要几张？", "capacity",
+     {"model": "qwen2.5-72b", "target": {"concurrent_users": 50}, "cards": ["h20"], "lang": "zh"},
+     ["张 h20", "每位用户的输入为"]),
+]
+
+
+@pytest.mark.parametrize(("question", "tool", "arguments", "said"), QUESTIONS, ids=[q[0] for q in QUESTIONS])
+def test_a_question_asked_through_a_tool_is_answered_in_the_first_sentence(server, question, tool, arguments, said):
+    result = session(server, lambda c: c.call_tool(tool, arguments))
+    first = result.content[0].text
+    assert not result.is_error, first
+    for phrase in said:
+        assert phrase in first, (question, first)
