@@ -89,8 +89,9 @@ FORWARDED = ("Authorization", "X-API-Key", "Accept-Language", "X-Request-ID")
 # A readiness probe waits 2 s (deploy/k8s); a hung service must not hold its thread longer.
 READY_TIMEOUT_S = 1.5
 INTERNAL_ERROR = -32603
-# Every operation of this service is a computation over its inputs and read-only catalogs.
-ANNOTATIONS = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# Every operation of this service is a computation over its inputs and read-only catalogs (the
+# idempotent hint means something only for a tool that writes, so it is not sent).
+ANNOTATIONS = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # A reply from the service: status, content type, body.
 Reply = tuple[int, str, bytes]
 

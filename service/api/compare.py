@@ -1,6 +1,6 @@
 """POST /compare: a purchase decision in one request, as JSON, a CSV table, or a printable page."""
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from ..limits import PLOT_COST, charge, heavy, model_weight
 from ..metrics import count_estimate
@@ -11,8 +11,9 @@ from . import schemas as s
 from .catalog import matching
 from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
+from .dump import sparse_dumper
 from .lang import asked_lang
-from .operations import answered, asked, operation
+from .operations import ANSWER_FIELDS_PARAMETER, answered, asked, fields_asked, operation
 from .report import HTML_MIME, report_page
 
 bp = Blueprint("compare", __name__)
@@ -65,12 +66,19 @@ COLUMNS = (
         "rent_per_card_hour": {"h100-sxm": 15}},
     answer=s.CompareResponseSchema,
     media=("application/json", "text/csv", "text/html"),
-    answer_description="The options ranked, each priced, the best named.")
+    answer_description="The options ranked, each priced, the best named.",
+    parameters=(ANSWER_FIELDS_PARAMETER,),
+    # an assistant reads the summary and each option's cards, speed, power and costs (a few KB, not
+    # 8 KB for three options or 73 KB for a line); it names more in fields
+    tool_defaults={"fields": "summary,best,currency,options.rank,options.label,options.meets_target,options.cards,"
+                   "options.machines,options.serving,options.time_s,options.energy,options.purchase.cost_of_ownership,"
+                   "options.rent.cost,warnings"})
 def compare():
     """Use for "which of these options should we buy for this model and load over N years, or rent".
     Per option the cards, speed or training time, power, capital, operating and ownership cost,
     cost per token or run, rent and break-even. JSON, CSV (text/csv) or an HTML report
     (text/html)."""
+    paths = fields_asked(request.args, s.CompareResponseSchema)
     args = asked()
     catalogs = current_catalogs()
     offers = _offers(args, catalogs)
@@ -87,7 +95,7 @@ def compare():
         return table_csv([{**option, "currency": answer["currency"]} for option in answer["options"]], COLUMNS)
     if kind == HTML_MIME:
         return Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
-    return answer
+    return answer if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result)
 
 
 def _offers(args: dict, catalogs) -> tuple[Offer, ...]:

@@ -3,7 +3,7 @@
 
 from dataclasses import replace
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from ..limits import charge, model_weight
 from ..metrics import count_estimate
@@ -24,8 +24,9 @@ from ..sizing import recommend as rec
 from . import problem_messages as P
 from . import schemas as s
 from .catalogs import caller_prices, current_catalogs
+from .dump import sparse_dumper
 from .lang import answer_lang
-from .operations import answered, asked, operation
+from .operations import ANSWER_FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("decisions", __name__)
 RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about three estimates
@@ -40,11 +41,17 @@ RANK_COST = 3  # a ranking or recommendation sizes every card of a line: about t
     body=s.RankRequestSchema,
     example={"line": "consumer", "model": "llama-3.1-8b"},
     answer=s.RankResponseSchema,
-    answer_description="The ranking, each score explained.")
+    answer_description="The ranking, each score explained.",
+    parameters=(ANSWER_FIELDS_PARAMETER,),
+    # an assistant reads the summary and each card's rank and score (a few KB, not 53 KB with every
+    # score explained); it names more in fields
+    tool_defaults={"fields": "summary,line,ranking.rank,ranking.card.id,ranking.total_score,excluded.card.id,"
+                   "excluded.cards_needed,warnings"})
 def rank():
     """Use for "which card is best for my line". Scores dense compute, memory, bandwidth, interconnect
     and efficiency/stability 0-100 against the best compared card, weighted by the guide (or
     given weights); memory first as a threshold when a model is given."""
+    paths = fields_asked(request.args, s.RankResponseSchema)
     args = asked()
     charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING())
     catalogs = current_catalogs()
@@ -57,7 +64,8 @@ def rank():
     result = rank_cards(cards, line, args.get("weights"), args.get("model"), args["workload"],
                         args.get("count"), lang)
     count_estimate("rank", line)
-    return answered(said_in(lang, result))
+    said = said_in(lang, result)
+    return answered(said) if paths is None else sparse_dumper(s.RankResponseSchema, paths)(said)
 
 
 def _single_line(cards) -> str:

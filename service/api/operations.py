@@ -126,7 +126,14 @@ LIST_FIELDS_PARAMETER = {
     "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
     "description": "Omitted: every field of every entry. Comma-separated fields, dotted for an entry's "
                    "(count,total,cards.id,cards.memory_gib): rows of only those fields.",
-    "x-tool": "Comma-separated fields, dotted for an entry's (cards.id, models.id)."}
+    "x-tool": "Fields, comma-separated, dotted for an entry's."}
+
+# `fields=` on /capacity, /compare (its JSON) and /rank: the answer's fields a caller reads.
+ANSWER_FIELDS_PARAMETER = {
+    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
+    "description": "Omitted: the whole answer. Comma-separated fields, dotted for nested ones "
+                   "(summary,best,options.cards): a sparse JSON answer of only those fields, in the answer's order.",
+    "x-tool": "Answer fields, comma-separated, dotted for nested ones."}
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
 FIELDS_PARAMETER = {
@@ -135,5 +142,4 @@ FIELDS_PARAMETER = {
                    "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
                    "estimate (each item's in a batch or sweep, and only the CSV columns they cover), in the "
                    "answer's order; alternatives are computed only when named.",
-    "x-tool": "Comma-separated answer fields, dotted for nested ones; memory, throughput, alternatives: "
-              "the whole part."}
+    "x-tool": "Answer fields, comma-separated, dotted for nested ones (memory, throughput, alternatives...)."}

@@ -21,7 +21,7 @@ from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
 from .jsonio import json_body, json_items
 from .lang import answer_lang, asked_lang
-from .operations import FIELDS_PARAMETER, answered, asked, fields_asked, operation
+from .operations import ANSWER_FIELDS_PARAMETER, FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("sizing", __name__)
 
@@ -278,10 +278,17 @@ def scaling():
         "target": {"concurrent_users": 100, "tokens_per_s_per_user": 20, "ttft_s": 2},
         "cards": ["h100-sxm", "l40s", "rtx-4090"]},
     answer=s.CapacityResponseSchema,
-    answer_description="One option per card, the best named.")
+    answer_description="One option per card, the best named.",
+    parameters=(ANSWER_FIELDS_PARAMETER,),
+    # an assistant reads the summary and each card's count, speed and power (a few KB, not 16 KB for
+    # four cards or 370 KB for the whole catalog); it names more in fields
+    tool_defaults={"fields": "summary,best,options.card.id,options.meets_target,options.cards,options.machines,"
+                   "options.parallelism.description,options.tokens_per_s_per_user,options.time_to_first_token_s,"
+                   "options.power_w,warnings"})
 def capacity():
     """Use for "how many cards of each kind serve N users at S tokens/s each". Answers per card the
     cards, machines and plan, tokens/s per user, time to first token in s, and power in W."""
+    paths = fields_asked(request.args, s.CapacityResponseSchema)
     args = asked()
     catalogs = current_catalogs()
     if "cards" in args:
@@ -294,7 +301,7 @@ def capacity():
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              asked_lang(args.get("lang")))
     count_estimate("capacity", "none")
-    return answered(result)
+    return answered(result) if paths is None else sparse_dumper(s.CapacityResponseSchema, paths)(result)
 
 
 @bp.post("/cost")

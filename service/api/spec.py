@@ -140,7 +140,7 @@ def components() -> dict[str, dict]:
 
 
 # What fields= selects from: /estimate (and each item of a batch or sweep), the catalog's lists.
-SPARSE_ROOTS = ("EstimateResponse", "CardList", "ModelList")
+SPARSE_ROOTS = ("EstimateResponse", "CardList", "ModelList", "CapacityResponse", "CompareResponse", "RankResponse")
 SPARSE_NOTE = ("\n\nA whole answer carries every field; one asked with `fields=` carries only the fields named "
                "(and their parts), so none is required.")
 

@@ -130,3 +130,30 @@ def test_the_catalogs_lists_page_and_answer_compact_rows(client, path, entries):
     for bad in ({"limit": 0}, {"offset": -1}, {"fields": f"{entries}.nope"}):
         response = client.get(path, query_string=bad)
         assert response.status_code == 422 and response.get_json()["errors"][0]["field"] in bad
+
+
+DECISIONS = [
+    ("/v1/capacity", "CapacityResponse",
+     {"model": "qwen2.5-72b", "target": {"concurrent_users": 50, "tokens_per_s_per_user": 20},
+      "cards": ["h20", "l20", "h100-sxm"]},
+     ["summary", "best", "options.card.id", "options.cards", "options.parallelism.description"]),
+    ("/v1/compare", "CompareResponse",
+     {"model": "qwen2.5-72b", "target": {"concurrent_users": 50}, "options": [{"card": "h20"}, {"card": "l20"}],
+      "prices": {"h20": 110_000}},
+     ["summary", "options.label", "options.serving", "options.purchase.cost_of_ownership", "options.rent"]),
+    ("/v1/rank", "RankResponse", {"line": "consumer", "model": "llama-3.1-70b", "count": 2},
+     ["summary", "ranking.rank", "ranking.card.id", "ranking.total_score", "excluded.card.id"]),
+]
+
+
+@pytest.mark.parametrize(("path", "component", "body", "paths"), DECISIONS, ids=[d[0] for d in DECISIONS])
+def test_capacity_compare_and_rank_answer_the_fields_asked(client, path, component, body, paths):
+    """What the tools answer by default (the summary and each option's headline figures) is the
+    whole answer's parts, and valid against the contract."""
+    whole = ok(client.post(path, json=body))
+    sparse = ok(client.post(path + "?fields=" + ",".join(paths), json=body))
+    assert sparse == _project(whole, paths)
+    _contract_validator(component).validate(sparse)
+    _contract_validator(component).validate(whole)
+    response = client.post(path + "?fields=options.nope,ranking.nope", json=body)
+    assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "fields"
