@@ -86,12 +86,23 @@ def asked(body: Any = _UNREAD) -> dict:
     by hand in `parameters` (read by the view itself, as `fields=`)."""
     said = declared()
     if said.body is not None:
-        return _parser(said.body).load(json_body(request) if body is _UNREAD else body)
+        data = json_body(request) if body is _UNREAD else body  # read first: it says the problem's language
+        _no_unknown_query(said)
+        return _parser(said.body).load(data)
     assert said.query is not None, f"{said.operation_id} declares neither a body nor query parameters"
     query = query_args(request)
     for parameter in said.parameters:
         query.pop(parameter["name"], None)
     return _parser(said.query).load(query)
+
+
+def _no_unknown_query(said: Operation) -> None:
+    """A body's route takes only the query parameters it declares (fields=): another is refused,
+    as an unknown body field is, rather than ignored (a POST's language is its body's lang)."""
+    unknown = sorted(set(request.args) - {parameter["name"] for parameter in said.parameters})
+    if unknown:
+        message = _parser(said.body).error_messages["unknown"]
+        raise ValidationError({name: [message] for name in unknown})
 
 
 def answered(result: Any) -> dict:
