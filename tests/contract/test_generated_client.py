@@ -204,3 +204,20 @@ def test_every_operation_that_answers_json_is_called():
     """A new operation answering JSON needs an example body, or arguments here, to be called above."""
     assert {name for name, (_, _, op) in OPERATIONS.items() if _json_answer(op)} == set(WHOLE)
     assert set(SPARSE_FIELDS) <= {name.removesuffix("Unversioned") for name in TAKES_FIELDS}, "fields= gone"
+
+
+def test_a_generated_client_and_a_plain_request_get_the_same_answer_when_no_precision_is_given(
+        generated, caller, app):
+    """The contract once declared precision=bf16 as GET /estimate's default, which a generated
+    client sends: gpt-oss-20b on one RTX 4090 then needed 2 cards (bf16) through the client and fit
+    (mxfp4, its released format) through curl. Declared defaults are the service's own."""
+    query = {"model": "gpt-oss-20b", "card": "rtx-4090", "count": 1}
+    generated_answer = generated["modules"]["estimate_get"].sync_detailed(client=caller, **query)
+    plain = app.test_client().get("/v1/estimate", query_string=query).get_json()
+    through_client = json.loads(generated_answer.content)
+    assert generated_answer.status_code == 200
+    # the client sends the declared defaults it knows (mode=inference, ...), which assumptions
+    # then call given rather than defaulted; every figure is the same
+    assert {k: v for k, v in through_client.items() if k != "assumptions"} == \
+        {k: v for k, v in plain.items() if k != "assumptions"}
+    assert plain["precision"] == "mxfp4" and plain["fit"]["fits"] is True
