@@ -2,6 +2,7 @@
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 from flask import Blueprint, jsonify, request
 from marshmallow import ValidationError
@@ -41,15 +42,34 @@ def _price(args: dict, hardware) -> Price | None:
 
 def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, dict]:
     """The answer (only the fields in `paths` when given) and the card's product line. The
-    alternatives are computed only when the answer shows them."""
-    alternatives = args.get("alternatives", True) and (paths is None or "alternatives" in {
-        p.partition(".")[0] for p in paths})
+    costly parts are computed only when the answer shows them."""
+    parts = estimate_parts(paths)
+    if not args.get("alternatives", True):
+        parts = replace(parts, alternatives=False)
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              asked_lang(args.get("lang")), _price(args, args["hardware"]),
-                             args.get("overhead_fraction"), alternatives, args.get("target"))
+                             args.get("overhead_fraction"), parts, args.get("target"))
     count_estimate("estimate", result.card.line)
     dump = _estimate_out if paths is None else sparse_dumper(s.EstimateResponseSchema, paths)
     return result.card.line, dump(result)
+
+
+def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
+    """The costly parts an estimate's fields need (every part for the whole answer): the
+    alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
+    which quotes them); the decode curve. The full-load figures add to assumptions, so an answer
+    that shows its assumptions or warnings computes them too (the other parts' notes are their own
+    or none)."""
+    if paths is None:
+        return domain.EVERY_PART
+    tops = {path.partition(".")[0] for path in paths}
+    speed = {path.partition(".")[2].partition(".")[0] for path in paths if path.startswith("throughput")}
+    whole_speed = "throughput" in paths
+    notes = bool(tops & {"assumptions", "warnings"})
+    summary = "summary" in tops
+    return domain.Parts(alternatives="alternatives" in tops, summary=summary,
+                        full_load=summary or notes or whole_speed or "full_load" in speed,
+                        curve=whole_speed or "decode_curve" in speed)
 
 
 def _fields(args) -> tuple[str, ...] | None:

@@ -339,9 +339,12 @@ def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
 def throughput_answer(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
     s: Setup, notes: Notes, curve: bool = True, full_load: "tuple[Placement, Setup] | None" = None,
+    full_load_shown: bool = True,
 ) -> ThroughputAnswer:
     """Decode and prefill of the plan in `placement`, priced by `s`, and full-load capacity on it
-    or on `full_load`, the plan that serves most at full load on the same cards."""
+    or on `full_load`, the plan that serves most at full load on the same cards. Without `curve`
+    the decode curve is left empty, without `full_load_shown` the full-load figures null (an
+    answer that does not show them)."""
     batch = workload.batch_size
     context = workload.context_tokens
     speed = decode_speed(workload, s)
@@ -358,7 +361,8 @@ def throughput_answer(
     intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
     prefill = _prefill(model, workload, s, notes)
     capacity_placement, capacity_setup = full_load or (placement, s)
-    capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes)
+    capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes) \
+        if full_load_shown else dict.fromkeys(CAPACITY_FIELDS)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
     efficiency = Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency, s.high.bandwidth_efficiency)
@@ -521,16 +525,18 @@ def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:
             dep.breakdown.weights_bytes / (cards * dep.card.bandwidth_bytes_per_s))
 
 
+CAPACITY_FIELDS = ("max_total_tokens_per_s", "max_total_tokens_per_s_range", "max_total_tokens_per_s_ceiling",
+                   "capacity_batch_size", "capacity_time_to_first_token_s", "time_per_output_token_s",
+                   "capacity_bound")
+
+
 def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: Placement,
                      notes: Notes) -> dict:
     """Output tokens per second at full load: the largest batch whose KV cache fits (at the
     average length a sequence has while it is generated, prompt plus half the output), capped
     by the engine, with each step also prefilling prompt/output tokens per sequence (chunked
     prefill keeps the mix steady)."""
-    empty = {"max_total_tokens_per_s": None, "max_total_tokens_per_s_range": None,
-             "max_total_tokens_per_s_ceiling": None,
-             "capacity_batch_size": None, "capacity_time_to_first_token_s": None,
-             "time_per_output_token_s": None, "capacity_bound": None}
+    empty = dict.fromkeys(CAPACITY_FIELDS)
     prompt, output = workload.prompt_tokens, workload.output_tokens or 1
     copy = capacity_copy(model, workload, s, placement.parallelism, prompt, output,
                          placement.usable_bytes_per_card)

@@ -157,3 +157,34 @@ def test_capacity_compare_and_rank_answer_the_fields_asked(client, path, compone
     _contract_validator(component).validate(whole)
     response = client.post(path + "?fields=options.nope,ranking.nope", json=body)
     assert response.status_code == 422 and response.get_json()["errors"][0]["field"] == "fields"
+
+
+LAZY_QUESTIONS = [
+    *QUESTIONS,
+    {"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm", "count": 8}, "workload": {"engine": "vllm"}},
+    {"model": "llama-3.1-70b", "hardware": {"card": "rtx-4090", "count": 2}},
+    {"model": "mixtral-8x7b", "hardware": {"card": "l40s", "count": 4}, "workload": {"batch_size": 32}},
+]
+
+
+def _every_path(answer: dict) -> list[str]:
+    """Each top-level field, and each field one level below it."""
+    paths = []
+    for key, value in answer.items():
+        paths.append(key)
+        if isinstance(value, dict):
+            paths += [f"{key}.{sub}" for sub in value]
+    return paths
+
+
+@pytest.mark.parametrize("body", LAZY_QUESTIONS)
+def test_a_part_computed_alone_is_the_whole_answers_part(client, body):
+    """A sparse answer computes only the costly parts its fields need (the summary, full load, the
+    decode curve, the alternatives): each field asked alone, and with summary or warnings beside
+    it, equals that field of the whole answer."""
+    whole = ok(client.post("/v1/estimate", json=body))
+    for path in _every_path(whole):
+        for paths in ([path], [path, "summary"], [path, "warnings", "assumptions"]):
+            fields = ",".join(dict.fromkeys(paths))
+            sparse = ok(client.post("/v1/estimate?fields=" + fields, json=body))
+            assert sparse == _project(whole, list(dict.fromkeys(paths))), fields

@@ -131,7 +131,7 @@ def test_every_answer_carries_a_plan_on_the_cards_it_prices(job, card, count, pe
     the host houses exactly the plan's machines; the step's parts add up to it."""
     model, workload = job
     answer = e.estimate(model, workload, HardwareInput(card, count, per_node), EnergyInput(),
-                        alternatives=False)
+                        parts=e.Parts(alternatives=False))
     plan = answer.parallelism
     assert plan.idle_cards >= 0
     shown = count if count is not None and answer.fits else answer.cards_needed or count or plan.cards

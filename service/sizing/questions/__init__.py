@@ -3,7 +3,7 @@ cost (costs.py), capacity (serving_capacity.py) and the whole estimate; the resu
 answer with (results.py); and how a job is placed on cards, which they share (placing.py)."""
 
 from .costs import CONSUMER_DUTY_WARNING, cost, electricity
-from .estimate import estimate
+from .estimate import EVERY_PART, Parts, estimate
 from .placing import Serving, Training, opening, place_serving, place_training
 from .results import (
     Alternative,
@@ -20,7 +20,7 @@ from .serving_capacity import capacity, capacity_summary
 from .single import memory, throughput
 
 __all__ = [
-    "CONSUMER_DUTY_WARNING", "Alternative", "CapacityResult", "CostResult", "Estimate",
+    "CONSUMER_DUTY_WARNING", "EVERY_PART", "Alternative", "Parts", "CapacityResult", "CostResult", "Estimate",
     "MemoryResult", "ScalingPoint", "ScalingResult", "Serving", "ThroughputResult", "Training", "capacity",
     "capacity_summary", "cost", "electricity", "estimate", "memory", "opening", "place_serving",
     "place_training", "scaling", "throughput",

@@ -1,7 +1,7 @@
 """The whole estimate: memory, fit, plan, speed or training time, cost, the alternatives and
 the ranges, in one answer."""
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .. import defaults as d
 from .. import messages as M
@@ -33,6 +33,24 @@ from .placing import Serving, opening, place_serving, place_training, plan_shown
 from .results import Alternative, Estimate
 
 
+@dataclass(frozen=True)
+class Parts:
+    """The costly parts of an estimate, each computed only when the answer shows it (a sparse
+    answer may name none): the alternatives (a placement each), the summary (and the smaller
+    format that fits, which it names), the full-load figures (and the plan that serves most at
+    full load), the decode curve. A part shown is the same whether or not the others were
+    computed; an answer that shows its assumptions or warnings computes every part but the
+    alternatives, whose notes are their own."""
+
+    alternatives: bool = True
+    summary: bool = True
+    full_load: bool = True
+    curve: bool = True
+
+
+EVERY_PART = Parts()
+
+
 def estimate(
     model: ModelSpec,
     workload: WorkloadInput,
@@ -41,11 +59,11 @@ def estimate(
     lang: str | None = None,
     price: Price | None = None,
     overhead: float | None = None,
-    alternatives: bool = True,
+    parts: Parts = EVERY_PART,
     target: Target | None = None,
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
-    warnings, summary."""
+    warnings, summary; the costly `parts` only when asked (the others empty or null)."""
     notes, resolved = opening(model, workload, cards=(hardware.card,))
     card = hardware.card
     speed = train = None
@@ -54,10 +72,10 @@ def estimate(
         train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
         plan = plan_shown(shown, train)
     else:
-        serve = place_serving(model, resolved, hardware, notes)
+        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
-        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes,
-                                  full_load=serve.full_load)
+        speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
+                                  full_load=serve.full_load, full_load_shown=parts.full_load)
         plan = plan_shown(shown)
     host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
     power = electricity(host, card, energy, notes)
@@ -65,12 +83,14 @@ def estimate(
     duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
-    fits_in = None if resolved.training or fit.fits or hardware.count is None else \
-        _format_that_fits(model, workload, resolved, hardware)
-    text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
-                     host.machines, fits_in)
+    text = ""
+    if parts.summary:
+        fits_in = None if resolved.training or fit.fits or hardware.count is None else \
+            _format_that_fits(model, workload, resolved, hardware)
+        text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
+                         host.machines, fits_in)
     compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
-        if alternatives else ()
+        if parts.alternatives else ()
     capacity = None
     if target is not None:
         if resolved.training:

@@ -69,25 +69,27 @@ class Training:
 
 
 def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
-                  breakdown: MemoryBreakdown | None = None, as_asked: bool = False) -> Serving:
+                  breakdown: MemoryBreakdown | None = None, as_asked: bool = False,
+                  full_load: bool = True) -> Serving:
     """The job on the cards asked (or the least count); speed is set up on the plan shown: the
     cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
-    less memory reserved, as the accuracy suite does), else the least count's."""
+    less memory reserved, as the accuracy suite does), else the least count's. Without
+    `full_load` the plan that serves most at full load is not searched for (an answer that does
+    not show full load)."""
     card = hardware.card
     breakdown = breakdown or memory_breakdown(model, resolved, notes)
-    plan = serving_plan(model, resolved, breakdown, hardware, notes)
+    plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load)
     placements = plan.placements
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
     serving_plan_notes(model, resolved, placements, shown, notes)
     decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
-    full_load = None
+    most = None
     if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
-        full_load = plan.full_load
-        plan_used = full_load[0].parallelism
+        most = plan.full_load
+        plan_used = most[0].parallelism
         notes.assume("full_load_parallelism", plan_used.describe(), M.FULL_LOAD_PLAN(plan=plan_used.said()))
-    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s,
-                   full_load)
+    return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s, most)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class ServingPlan:
 
 
 def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
-                  hardware: HardwareInput, notes: Notes) -> ServingPlan:
+                  hardware: HardwareInput, notes: Notes, full_load: bool = True) -> ServingPlan:
     """The engine's plan on the cards for the question asked: among the copy sizes that hold the
     batch, the one that serves the batch asked fastest (one stream gets every card of one copy
     that helps it; a large batch, copies that share it), and beside it the one that serves the
@@ -109,15 +111,15 @@ def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdow
     per_machine = cards_per_machine(card, hardware.cards_per_node, notes)
     placements = serving_placements(model, resolved, breakdown, card, hardware.count, per_machine, notes)
     fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
-    full_load = None
+    most = None
     if len(placements.options) > 1:
         options = [(placed, setup(model, resolved, breakdown, card, placed.parallelism, fabric, Notes()))
                    for placed in placements.options]
         placements = replace(placements, asked=_fastest(resolved, options)[0])
-        full_load = _most_served(model, resolved, options)
+        most = _most_served(model, resolved, options) if full_load else None
     fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
     _fit_warnings(fit, card, notes)
-    return ServingPlan(placements, fit, per_machine, fabric, full_load)
+    return ServingPlan(placements, fit, per_machine, fabric, most)
 
 
 def _fastest(workload: Workload, options: list[tuple[Placement, Setup]]) -> tuple[Placement, Setup]:
