@@ -203,10 +203,10 @@ def _kv_default(precision: str, engine: str | None, cards_compute_fp8: bool = Tr
     """The KV cache's format when none is given: the weights' for fp32, FP8 where the engine
     quantises it with its quantised checkpoints and the cards asked compute FP8, else 16-bit."""
     if precision == "fp32":
-        return d.Default("fp32", M.KV_FP32())
+        return d.Default("fp32", M.kept(M.KV_FP32))
     if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS and cards_compute_fp8:
-        return d.Default("fp8", M.KV_FP8_ENGINE(engine=engine, precision=precision))
-    return d.Default("bf16", M.KV_HALF())
+        return d.Default("fp8", M.kept(M.KV_FP8_ENGINE, engine=engine, precision=precision))
+    return d.Default("bf16", M.kept(M.KV_HALF))
 
 
 _TRAINING_OFF = {
@@ -262,7 +262,7 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
             d.Default(max(1, min(d.OUTPUT_TOKENS, context // 2)), d.OUTPUT_TOKENS_NOTE)
         output = notes.use("output_tokens", None, default)
     if prompt is None:
-        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output), M.PROMPT_IS_REST()))
+        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output), M.kept(M.PROMPT_IS_REST)))
     return prompt, output
 
 
@@ -329,8 +329,8 @@ def interconnect_bytes_per_s(card: Card, notes: Notes) -> float | None:
 def released_note(model: ModelSpec) -> M.Message:
     """The assumption's words for a model's shipped format."""
     said = M.RELEASED_EXPERTS_IN if model.released_experts_only else M.RELEASED_IN
-    return said(model=model.name, precision=model.released_precision,
-                source=M.Verbatim(model.released_precision_source))
+    return M.kept(said, model=model.name, precision=model.released_precision,
+                  source=M.Verbatim(model.released_precision_source))
 
 
 def card_warnings(cards: tuple[Card, ...], notes: Notes) -> None:

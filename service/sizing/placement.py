@@ -72,9 +72,10 @@ class ServingPlacements:
 
 def serving_placements(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
-    count: int | None, per_machine: int, notes: Notes,
+    count: int | None, per_machine: int, notes: Notes, fewer: bool = True,
 ) -> ServingPlacements:
-    """The engine's plan on `count` cards and on the least count that holds the batch."""
+    """The engine's plan on `count` cards and on the least count that holds the batch, and (unless
+    not `fewer`) the layer split that holds it on fewer cards than the engine's plan."""
     usable = usable_bytes(card, notes)
     engine = ENGINES[workload.engine]
     batch = workload.batch_size
@@ -101,12 +102,12 @@ def serving_placements(
             options = _copies_on_count(model, engine, per_machine, count, place)
         # The first copy that holds the batch is the engine's plan on the count.
         asked = options[0] if options else _on_count(model, engine, per_machine, count, place)
-    fewer = None
-    if engine.split == "tensor" and least is not None and least.cards > 1:
-        layer = _least(lambda par: place(par, par.cards), _layer_groups(model))
-        if layer is not None and layer.cards < least.cards:
-            fewer = layer
-    return ServingPlacements(asked, least, fewer, options)
+    layer = None
+    if fewer and engine.split == "tensor" and least is not None and least.cards > 1:
+        split = _least(lambda par: place(par, par.cards), _layer_groups(model))
+        if split is not None and split.cards < least.cards:
+            layer = split
+    return ServingPlacements(asked, least, layer, options)
 
 
 def _serving_least(model, engine: Engine, per_machine: int, breakdown: MemoryBreakdown, batch: int,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from .. import defaults as d
 from .. import messages as M
 from ..capacity import Target, capacity_for
+from ..cards import Card
 from ..catalog import Price
 from ..errors import InvalidInputError
 from ..host import host_sizing
@@ -17,6 +18,7 @@ from ..inputs import (
     WorkloadInput,
     resolve_workload,
 )
+from ..memory import memory_breakdown
 from ..model import ModelSpec
 from ..plan import machine_slots
 from ..precision import get_precision
@@ -29,7 +31,7 @@ from ..throughput import (
 from ..training import compute_multiplier
 from ..zh import said_in
 from .costs import duty_warnings, electricity, ownership
-from .placing import Serving, opening, place_serving, place_training, plan_shown
+from .placing import Serving, least_serving, opening, place_serving, place_training, plan_shown
 from .results import Alternative, Estimate
 
 
@@ -140,9 +142,10 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
     out = []
     if not workload.training:
         released = (model.released_precision,) if model.released_precision else ()
+        assert serve is not None  # an inference answer was served
         for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
             variant = replace(given, precision=name, parallelism=None)
-            out.append(_inference_alternative(model, variant, hardware, M.ALT_PRECISION(precision=name)))
+            out.append(_inference_alternative(model, variant, hardware.card, serve, M.ALT_PRECISION(precision=name)))
         if serve is not None and serve.placements.fewer is not None:
             out.append(_fewer_cards(model, workload, hardware, serve))
         return tuple(out)
@@ -154,19 +157,28 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
     return tuple(out)
 
 
-def _inference_alternative(model, variant, hardware, label) -> Alternative:
+def _inference_alternative(model: ModelSpec, variant: WorkloadInput, card: Card, serve: Serving,
+                           label: M.Message) -> Alternative:
+    """The job in another format on the least count of the card, on the machines and links the
+    answer's own plan found (the same for every format); in the answer's own format, on the
+    answer's own memory and least count (and its speed's setup, when it is shown on that count)."""
     notes = Notes()
     try:
         resolved = resolve_workload(variant, notes, model)
-        job = place_serving(model, resolved, replace(hardware, count=None), notes)
+        if resolved == serve.workload:
+            breakdown, least = serve.breakdown, serve.placements.least
+            found = None if least is None else (least, serve.setup if serve.placement is least else setup(
+                model, resolved, breakdown, card, least.parallelism, serve.fabric, Notes()))
+        else:
+            breakdown = memory_breakdown(model, resolved, notes)
+            found = least_serving(model, resolved, breakdown, card, serve.per_machine, serve.fabric)
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.NOT_ANSWERED(detail=exc.message))
-    if job.fit.cards_needed is None:
+    if found is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
-    return Alternative(label, job.fit.cards_needed, "decode_tokens_per_s_expected",
-                       stream_speed(resolved, job.setup),
-                       M.ALT_WEIGHTS(weights_bytes=job.breakdown.weights_bytes,
-                                     plan=job.placement.parallelism.said()))
+    least, s = found
+    return Alternative(label, least.cards, "decode_tokens_per_s_expected", stream_speed(resolved, s),
+                       M.ALT_WEIGHTS(weights_bytes=breakdown.weights_bytes, plan=least.parallelism.said()))
 
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:

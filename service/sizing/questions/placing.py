@@ -92,6 +92,17 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     return Serving(resolved, breakdown, placements, plan.fit, shown, plan.per_machine, plan.fabric, s, most)
 
 
+def least_serving(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown, card: Card,
+                  per_machine: int, fabric: Fabric) -> tuple[Placement, Setup] | None:
+    """The least count of `card` that holds the job, the engine's plan on it and its speed set up:
+    what place_serving shows for no count, without the notes it keeps or the layer split beside
+    it (an alternative's, on the machines and links of the answer it is an alternative to)."""
+    least = serving_placements(model, resolved, breakdown, card, None, per_machine, Notes(), fewer=False).least
+    if least is None:
+        return None
+    return least, setup(model, resolved, breakdown, card, least.parallelism, fabric, Notes())
+
+
 @dataclass(frozen=True)
 class ServingPlan:
     placements: ServingPlacements
