@@ -1,6 +1,5 @@
 """The computing endpoints: parse with a schema, call the domain, dump with a schema."""
 
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -12,6 +11,7 @@ from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
 from ..sizing import GIVEN_BY_CALLER, HardwareInput, Price, SizingError, defaults, said_in
 from ..sizing import questions as domain
+from ..yielding import yield_to_other_threads
 from . import problem_messages as P
 from . import schemas as s
 from .cache import cached
@@ -201,12 +201,13 @@ def _items(answers: Iterator[dict], paths: tuple[str, ...] | None):
 def _item(index: int, load, lang: str | None, paths: tuple[str, ...] | None) -> dict:
     """One estimate of a batch or sweep, from `load()`'s arguments; its own error is its own
     problem, not the batch's. Each item first lets the worker's other threads run: a light
-    request then waits for at most one item (about 1 ms), not for the interpreter's 5 ms
+    request then waits for at most one item (about 0.5 ms), not for the interpreter's 5 ms
     switch interval each time it needs the GIL beside a running batch. The yield costs about
-    70 us, a tenth of an item (the kernel's timer slack); yielding only once a millisecond had
-    passed saved 8 % of a batch's time but raised a calm client's p99 in tests/deploy/
-    test_flood.py from 14-24 ms to 32-36 ms, so every item yields."""
-    time.sleep(0)  # releases the GIL
+    17 us (service/yielding.py); yielding only once a millisecond had passed saved 8 % of a
+    batch's time but raised a calm client's p99 in tests/deploy/test_flood.py from 14-24 ms to
+    32-36 ms, and os.sched_yield (which releases the GIL without sleeping) raised it to
+    58-160 ms, so every item sleeps."""
+    yield_to_other_threads()
     try:
         args = load()
         args["alternatives"] = False
