@@ -57,9 +57,10 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
 def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     """The costly parts an estimate's fields need (every part for the whole answer): the
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
-    which quotes them); the decode curve. The full-load figures add to assumptions, so an answer
-    that shows its assumptions or warnings computes them too (the other parts' notes are their own
-    or none)."""
+    which quotes them); the decode curve; the machines' costs (host, energy, ownership, and the
+    summary's draw); the notes only assumptions and warnings show. The full-load figures and the
+    costs add to assumptions and warnings, so an answer that shows those computes them too (the
+    other parts' notes are their own or none)."""
     if paths is None:
         return domain.EVERY_PART
     tops = {path.partition(".")[0] for path in paths}
@@ -69,7 +70,8 @@ def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     summary = "summary" in tops
     return domain.Parts(alternatives="alternatives" in tops, summary=summary,
                         full_load=summary or notes or whole_speed or "full_load" in speed,
-                        curve=whole_speed or "decode_curve" in speed)
+                        curve=whole_speed or "decode_curve" in speed,
+                        costs=summary or notes or bool(tops & {"energy", "host", "ownership"}), notes=notes)
 
 
 def _fields(args) -> tuple[str, ...] | None:

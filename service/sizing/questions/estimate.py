@@ -40,14 +40,16 @@ class Parts:
     """The costly parts of an estimate, each computed only when the answer shows it (a sparse
     answer may name none): the alternatives (a placement each), the summary (and the smaller
     format that fits, which it names), the full-load figures (and the plan that serves most at
-    full load), the decode curve. A part shown is the same whether or not the others were
-    computed; an answer that shows its assumptions or warnings computes every part but the
-    alternatives, whose notes are their own."""
+    full load), the decode curve, the machines' costs (host, energy and ownership), and the notes
+    (what the plan and the decode weights are said to rest on, which only assumptions and
+    warnings show). A part shown is the same whether or not the others were computed."""
 
     alternatives: bool = True
     summary: bool = True
     full_load: bool = True
     curve: bool = True
+    costs: bool = True
+    notes: bool = True
 
 
 EVERY_PART = Parts()
@@ -74,19 +76,22 @@ def estimate(
         train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
         plan = plan_shown(shown, train)
     else:
-        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load)
+        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load, quiet=not parts.notes)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
                                   full_load=serve.full_load, full_load_shown=parts.full_load)
         plan = plan_shown(shown)
-    host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
-    power = electricity(host, card, energy, notes)
-    owned = ownership(shown.cards, price, power, overhead, speed, train, notes)
-    duty_warnings(card, energy, train, notes)
+    host = power = owned = None
+    if parts.costs:
+        host = host_sizing(card, shown.cards, machine_slots(shown.parallelism, shown.cards_per_machine))
+        power = electricity(host, card, energy, notes)
+        owned = ownership(shown.cards, price, power, overhead, speed, train, notes)
+        duty_warnings(card, energy, train, notes)
     language = notes.use("lang", lang, d.LANG)
     bound = speed.bound if speed is not None else "compute"
     text = ""
     if parts.summary:
+        assert host is not None and power is not None  # a summary says the machines' draw: Parts.costs
         fits_in = None if resolved.training or fit.fits or hardware.count is None else \
             _format_that_fits(model, workload, resolved, hardware)
         text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
@@ -102,7 +107,8 @@ def estimate(
         model=model, card=card, mode=resolved.mode, precision=resolved.precision.name, fits=fit.fits,
         cards_needed=fit.cards_needed, bound=bound, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
-        energy=power, host=host, ownership=owned, capacity=capacity, lang=language,
+        # without Parts.costs the answer does not show energy or host (nor anything made of them)
+        energy=power, host=host, ownership=owned, capacity=capacity, lang=language,  # type: ignore[arg-type]
         summary=text, workload=resolved, **notes.said()))
 
 

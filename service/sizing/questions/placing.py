@@ -70,19 +70,20 @@ class Training:
 
 def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
                   breakdown: MemoryBreakdown | None = None, as_asked: bool = False,
-                  full_load: bool = True) -> Serving:
+                  full_load: bool = True, quiet: bool = False) -> Serving:
     """The job on the cards asked (or the least count); speed is set up on the plan shown: the
     cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
     less memory reserved, as the accuracy suite does), else the least count's. Without
     `full_load` the plan that serves most at full load is not searched for (an answer that does
-    not show full load)."""
+    not show full load); `quiet`, the notes only assumptions show are not said."""
     card = hardware.card
     breakdown = breakdown or memory_breakdown(model, resolved, notes)
     plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load)
     placements = plan.placements
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
-    serving_plan_notes(model, resolved, placements, shown, notes)
-    decode_weights_note(model, resolved.batch_size, notes)
+    if not quiet:
+        serving_plan_notes(model, resolved, placements, shown, notes)
+        decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
     most = None
     if plan.full_load is not None and shown is placements.asked and plan.full_load[0] is not shown:
