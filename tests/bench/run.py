@@ -113,7 +113,7 @@ function request()
   counter = counter + 1
   local body = string.format('{"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, ' ..
     '"workload": {"context_tokens": %d}}', 1000 + counter)
-  return wrk.format("POST", "/v1/estimate", {["Content-Type"] = "application/json"}, body)
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, body)
 end
 """
 
@@ -196,20 +196,27 @@ def cold_start_s() -> float:
     return statistics.median(runs)
 
 
+SPARSE_FIELDS = "summary,fit.fits,fit.cards_needed"  # a chatbot's question: the sentence and the verdict
+
+
 def _row(label: str, r: dict) -> str:
     return f"| {label} | {r['rps']:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |"
 
 
 def report(results: dict, args) -> str:
     e, b, m, p = results["estimate"], results["floor"], results["distinct"], results["in_process"]
+    sparse = results["distinct_sparse"]
     peer = p["peer_ms"]
     versus = ("llm-analysis was not installed (make bench installs it in .venv-llm-analysis)" if peer is None
               else f"llm-analysis 0.2.2 needs **{peer:.3f} ms** for one inference estimate of the same model "
-                   f"and card (its defaults), so a batch item costs **{p['batch_item_ms'] / peer:.1f}x** its time")
+                   f"and card (its logging disabled), so the same question costs "
+                   f"**{p['batch_peer_fields_item_ms'] / peer:.1f}x** its time (the whole answer "
+                   f"{p['batch_item_ms'] / peer:.1f}x)")
     cmd = (f"make bench  # = python -m tests.bench.run --workers {args.workers} --threads {args.threads} "
            f"--connections {args.connections} --seconds {args.seconds}")
     rows = "\n".join([
         _row("POST /estimate, **a new question every time** (context varies)", m),
+        _row(f"POST /estimate?fields={SPARSE_FIELDS}, a new question every time", sparse),
         _row("POST /estimate, the same question again (llama-3.1-8b on rtx-4090)", e),
         _row("POST /bench/echo (the framework floor)", b)])
     return textwrap.dedent(f"""\
@@ -227,15 +234,23 @@ def report(results: dict, args) -> str:
     - A new question every request (no cache hit): **{m['rps'] / b['rps']:.0%}** of the floor's
       throughput, p99 {m['p99_ms']:.1f} ms (the full computation: memory, fit, the engine's plan,
       roofline, decode curve, full-load capacity, four alternatives, ranges, host sizing, summary).
+    - A new sparse question every request (`fields={SPARSE_FIELDS}`: the parts they need, no
+      alternatives, curve or costs): **{sparse['rps'] / b['rps']:.0%}** of the floor, p99
+      {sparse['p99_ms']:.1f} ms.
     - The same question again, served from the per-worker answer cache: {e['rps'] / b['rps']:.0%} of
       the floor, p99 {e['p99_ms']:.1f} ms.
     - A 1000-item `POST /estimate/batch` of new questions over HTTP: **{results['batch_items_per_s']:,.0f} items/s**.
-    - In process (Flask's test client, no network, cache off), per request: a new question
-      **{p['estimate_ms']:.2f} ms**; the same with `fields=summary,fit.fits,fit.cards_needed` (no alternatives
-      computed, three fields dumped) **{p['sparse_ms']:.2f} ms**; a trivial POST through the same
-      middleware (the floor view) **{p['trivial_ms']:.2f} ms**.
-    - In process, a 1000-item batch of new questions (llama-2-7b on a100-80gb-sxm) costs
-      **{p['batch_item_ms']:.3f} ms per item**; {{versus}} (rounds alternating in one run, medians).
+    - In process (Flask's test client, no network, cache off; best of 5 alternating rounds), per
+      request: a new question **{p['estimate_ms']:.2f} ms**; the same answer without its
+      alternatives **{p['without_alternatives_ms']:.2f} ms** (the whole answer costs
+      **{p['estimate_ms'] / p['without_alternatives_ms']:.2f}x**); with `fields={SPARSE_FIELDS}`
+      **{p['sparse_ms']:.2f} ms**; a trivial POST through the same middleware (the floor view)
+      **{p['trivial_ms']:.2f} ms**.
+    - In process, a 1000-item batch of new questions (llama-2-7b on a100-80gb-sxm, a prompt of
+      1,000-3,999 tokens and 128 generated, as the peer is asked) costs **{p['batch_item_ms']:.3f} ms
+      per item** whole and **{p['batch_peer_fields_item_ms']:.3f} ms** with `fields=` naming what the
+      peer answers (memory, fit and cards, decode tokens/s per stream, time to first token);
+      {{versus}} (rounds alternating in one run, medians).
     - Cold start (import to the first answer, in-process): **{results['cold_start_s'] * 1e3:.0f} ms**.
     - Resident memory per worker after the load: {', '.join(f'{m:.0f} MiB' for m in results['rss_mib'])}.
 
@@ -266,6 +281,8 @@ def main(argv=None) -> int:
             "floor": load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2),
             "estimate": load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2),
             "distinct": load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2),
+            "distinct_sparse": load(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, args.connections,
+                                    args.seconds, 2),
             "batch_items_per_s": batch_items_per_s(base),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
