@@ -1,6 +1,6 @@
 """POST /compare: a purchase decision in one request, as JSON, a CSV table, or a printable page."""
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, jsonify, request
 
 from ..limits import PLOT_COST, charge, heavy, model_weight
 from ..metrics import count_estimate
@@ -8,6 +8,7 @@ from ..sizing import HardwareInput, InvalidInputError, Offer, defaults
 from ..sizing import compare as domain
 from . import problem_messages as P
 from . import schemas as s
+from .cache import cached
 from .catalog import matching
 from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
@@ -49,6 +50,7 @@ COLUMNS = (
 
 
 @bp.post("/compare")
+@cached
 @heavy("batch")
 @operation(
     operation_id="compare",
@@ -92,10 +94,13 @@ def compare():
     count_estimate("compare", "none")
     answer = answered(result)
     if kind == "text/csv":
-        return table_csv([{**option, "currency": answer["currency"]} for option in answer["options"]], COLUMNS)
-    if kind == HTML_MIME:
-        return Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
-    return answer if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result)
+        response = table_csv([{**option, "currency": answer["currency"]} for option in answer["options"]], COLUMNS)
+    elif kind == HTML_MIME:
+        response = Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
+    else:
+        response = jsonify(answer if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result))
+    response.on_hit = lambda: count_estimate("compare", "none")  # a kept answer still counts
+    return response
 
 
 def _offers(args: dict, catalogs) -> tuple[Offer, ...]:

@@ -79,6 +79,13 @@ def _fields(args) -> tuple[str, ...] | None:
     return fields_asked(args, s.EstimateResponseSchema)
 
 
+def _counted_as(kind: str, body: dict):
+    """A response whose cache hits still count as answers of their kind."""
+    response = jsonify(body)
+    response.on_hit = lambda: count_estimate(kind, "none")
+    return response
+
+
 def _counted(line: str, body: dict):
     """A response whose cache hits still count as estimates of the card's line."""
     response = jsonify(body)
@@ -289,6 +296,7 @@ def scaling():
 
 
 @bp.post("/capacity")
+@cached
 @heavy("batch")
 @operation(
     operation_id="capacity",
@@ -324,7 +332,8 @@ def capacity():
                              args.get("cards_per_node"), args.get("network_gb_per_s"),
                              asked_lang(args.get("lang")))
     count_estimate("capacity", "none")
-    return answered(result) if paths is None else sparse_dumper(s.CapacityResponseSchema, paths)(result)
+    body = answered(result) if paths is None else sparse_dumper(s.CapacityResponseSchema, paths)(result)
+    return _counted_as("capacity", body)
 
 
 @bp.post("/cost")

@@ -40,3 +40,34 @@ def test_the_cache_keeps_at_most_its_size():
         body = json.dumps({**json.loads(BODY), "workload": {"context_tokens": tokens}})
         assert post(client, body).status_code == 200
     assert len(app.extensions["sizing.cache"]._items) == 2
+
+
+def test_capacity_and_compare_answer_again_from_the_cache_in_each_media_type_and_field_set(monkeypatch):
+    """/capacity and /compare compute once per distinct request: the same body, Accept and fields=
+    get the kept bytes without computing; another media type or field set is its own answer."""
+    from service.api import compare as compare_view
+    from service.sizing import questions
+
+    app = create_app({"TESTING": True, "CACHE_SIZE": 16})
+    client = app.test_client()
+    calls = {"capacity": 0, "compare": 0}
+    capacity, compare = questions.capacity, compare_view.domain.compare
+
+    def counted(name, real):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(questions, "capacity", counted("capacity", capacity))
+    monkeypatch.setattr(compare_view.domain, "compare", counted("compare", compare))
+    asked = {"model": "llama-3.1-8b", "target": {"concurrent_users": 4}}
+    for _ in range(2):
+        first = client.post("/v1/capacity", json={**asked, "cards": ["l4", "rtx-4090"]})
+        sparse = client.post("/v1/capacity?fields=summary", json={**asked, "cards": ["l4", "rtx-4090"]})
+        json_answer = client.post("/v1/compare", json={**asked, "options": [{"card": "l4"}]})
+        csv_answer = client.post("/v1/compare", json={**asked, "options": [{"card": "l4"}]},
+                                 headers={"Accept": "text/csv"})
+        assert {r.status_code for r in (first, sparse, json_answer, csv_answer)} == {200}
+        assert set(sparse.get_json()) == {"summary"} and csv_answer.mimetype == "text/csv"
+    assert calls == {"capacity": 2, "compare": 2}
