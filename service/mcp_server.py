@@ -9,8 +9,9 @@ Every tool call becomes the operation's HTTP request, answered by the service's 
 process through Flask's test client, or by the service at SIZING_URL. Validation, limits, keys,
 metrics and the answer cache are the service's, so a tool answers exactly what the endpoint
 does. A result carries the answer once: its summary as the first text, the rest of the answer as
-JSON in the second (what assistants read); with --structured (MCP_STRUCTURED=1), the summary
-beside structuredContent, for clients that read that instead. Over HTTP the caller's
+JSON in the second (what assistants read); with --structured (MCP_STRUCTURED=1), the same texts
+beside structuredContent too, as the specification asks of structured results, for clients that
+read it. Over HTTP the caller's
 Authorization, X-API-Key, Accept-Language and X-Request-ID headers go on to the service, which
 judges the key. SIZING_API_KEY is the key a stdio server sends; over HTTP it is ignored, so that
 no caller spends a key that is not theirs.
@@ -167,7 +168,7 @@ def build_server(backend: InProcess | Remote, *, api_key: str | None = None, str
     # gives one to the HTTP server, where callers are other people)
     """The MCP server: tools/list from the contract, tools/call through the backend. A result
     carries the answer once: the summary, then the rest as JSON text (what assistants read); with
-    `structured`, the summary beside structuredContent (for clients that read it)."""
+    `structured`, structuredContent beside them (for clients that read it)."""
     tools = Tools(backend)
     default_headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
@@ -518,8 +519,8 @@ def _parser(environ: dict[str, str]) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8001, help="the HTTP port")
     parser.add_argument("--structured", action="store_true",
                         default=environ.get("MCP_STRUCTURED", "").strip().lower() in ("1", "true", "yes"),
-                        help="answer with the summary and structuredContent, not the answer as JSON text, for "
-                             "clients that read structuredContent (MCP_STRUCTURED=1)")
+                        help="answer with structuredContent beside the texts, for clients that read it "
+                             "(MCP_STRUCTURED=1)")
     defaults = HttpSettings()
     for flag, name, kind, default, what in (
             ("--allowed-hosts", "MCP_ALLOWED_HOSTS", host_list, "", "Host values answered besides loopback"),

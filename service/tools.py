@@ -64,8 +64,8 @@ class ToolRequest:
 class ToolAnswer:
     """A tool's result: the texts an assistant reads (the summary first, then the rest of the
     answer as JSON), the structured answer, and whether it is an error. A result carries the
-    answer once: as text (`as_text`, what assistants read) or as the summary beside
-    structuredContent (`as_structured`, for clients that read it)."""
+    answer once, as text (`as_text`, what assistants read), unless the server is asked for
+    structuredContent too (`as_structured`)."""
 
     is_error: bool
     texts: tuple[str, ...]
@@ -75,9 +75,9 @@ class ToolAnswer:
         return self.texts, None
 
     def as_structured(self) -> tuple[tuple[str, ...], Json | None]:
-        if self.structured is None:
-            return self.texts, None
-        return self.texts[:1], self.structured
+        """The texts beside structuredContent, as the MCP specification asks of a tool that
+        returns structured content (the client asked for both)."""
+        return self.texts, self.structured
 
 
 def tools_from_spec(spec: Json) -> list[ToolOperation]:

@@ -2,11 +2,15 @@
 
 An answer depends only on the request and on the catalogs loaded at start, so the same body
 (with the same Accept and Accept-Language) always gets the same bytes: chatbots and dashboards
-ask the same questions again and again. Bounded LRU per worker; SIZING_CACHE_SIZE sets the
-number of answers kept (0 turns it off). Only successful answers are kept; problems carry a
-request id and are never reused.
+ask the same questions again and again. Bounded LRU per worker, by count and by bytes:
+SIZING_CACHE_SIZE sets the number of answers kept (0 turns it off), SIZING_CACHE_BYTES the bytes
+their bodies hold at most (32 MiB). An answer weighs its body's bytes, and at least the budget's
+share of one entry, so neither bound is passed: a capacity over the whole catalog (370 KB) or a
+comparison of a line (80 KB) is kept beside fewer others, and one larger than the budget is not
+kept. Only successful answers are kept; problems carry a request id and are never reused.
 """
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -16,16 +20,20 @@ import cachetools
 from flask import Flask, Response, current_app, request
 
 DEFAULT_SIZE = 1024
+DEFAULT_BYTES = 32 << 20
 _KEY = "sizing.cache"
 
 
 class ResponseCache:
-    """cachetools' LRU behind a lock (the gthread workers share it). It costs about 0.5 us a get
-    or put against 0.3 us for the OrderedDict it replaced: nothing beside a 1 ms answer."""
+    """cachetools' LRU behind a lock (the gthread workers share it), weighing each entry by its
+    body (see the module's docstring). It costs about 0.5 us a get or put: nothing beside a 1 ms
+    answer."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, budget_bytes: int = DEFAULT_BYTES) -> None:
         self.size = size
-        self._items: cachetools.LRUCache | None = cachetools.LRUCache(maxsize=size) if size else None
+        floor = max(1, budget_bytes // size) if size else 1  # at most `size` entries of the floor's weight
+        self._items: cachetools.LRUCache | None = cachetools.LRUCache(
+            maxsize=budget_bytes, getsizeof=lambda entry: max(floor, len(entry[0]))) if size else None
         self._lock = threading.Lock()
 
     def get(self, key):
@@ -37,13 +45,14 @@ class ResponseCache:
     def put(self, key, entry) -> None:
         if self._items is None:
             return
-        with self._lock:
+        with self._lock, contextlib.suppress(ValueError):  # larger than the whole budget: answered, not kept
             self._items[key] = entry
 
 
 def init_cache(app: Flask) -> None:
     size = app.config.get("CACHE_SIZE", int(os.environ.get("SIZING_CACHE_SIZE", DEFAULT_SIZE)))
-    app.extensions[_KEY] = ResponseCache(size)
+    budget = app.config.get("CACHE_BYTES", int(os.environ.get("SIZING_CACHE_BYTES", DEFAULT_BYTES)))
+    app.extensions[_KEY] = ResponseCache(size, budget)
 
 
 def request_key() -> tuple:

@@ -143,7 +143,8 @@ LIST_FIELDS_PARAMETER = {
 ANSWER_FIELDS_PARAMETER = {
     "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
     "description": "Omitted: the whole answer. Comma-separated fields, dotted for nested ones "
-                   "(summary,best,options.cards): a sparse JSON answer of only those fields, in the answer's order.",
+                   "(summary,best,options.cards): a sparse JSON answer of only those fields, in the answer's order "
+                   "(a CSV or HTML comparison stays whole).",
     "x-tool": "Answer fields, comma-separated, dotted for nested ones."}
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).

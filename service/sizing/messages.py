@@ -120,7 +120,10 @@ def plural_n(count: object) -> int:
 def kept(template: Template, **params) -> "Message":
     """`template` said with `params`, made once for a loop that says it again and again with the
     same few values (the training recipe search sizes memory about 80 times an estimate, and its
-    parts' names and bytes per parameter repeat); typed, so that 2 and 2.0 stay apart."""
+    parts' names and bytes per parameter repeat); typed, so that 2 and 2.0 stay apart. No message
+    is a parameter: two with one text and other codes are equal strings, and one would stand for
+    the other."""
+    assert not any(isinstance(value, Message) for value in params.values()), template.code
     return template(**params)
 
 
@@ -1318,7 +1321,7 @@ SUMMARY_NORMALIZE = template(
     "summary_normalize", "{value:g} {precision} as quoted is {dense_value:g} dense {precision}, or "
     "{dense_bf16:g} dense BF16.", "the figure summary: a vendor's figure as dense figures")
 SUMMARY_TROUBLE = template(
-    "summary_trouble", "The likeliest cause is {cause}; check whether {check}.",
+    "summary_trouble", "The likeliest cause is {cause}; quick check: {check}.",
     "the troubleshooting summary: the best row's cause and quick check")
 SUMMARY_TROUBLE_NONE = template(
     "summary_trouble_none", "Nothing in the guide's table matches; follow its diagnosis order below.",
@@ -1337,12 +1340,18 @@ SUMMARY_MODEL_SIZE = template(
     "summary_model_size", "{name}: {params:B|.1f}B parameters; released in {precision}.",
     "a model's summary when its architecture is not known")
 SUMMARY_CARDS_PAGE = template(
-    "summary_cards_page", "{count} of {total} cards, from position {offset}.", "a page of the card catalog",
-    one="{count} of {total} card, from position {offset}.", count="total")
+    "summary_cards_page", "{count} of {total} cards, after the first {offset}.", "a page of the card catalog",
+    one="{count} of {total} card, after the first {offset}.", count="total")
 SUMMARY_MODELS_PAGE = template(
-    "summary_models_page", "{count} of {total} model presets, from position {offset}.",
+    "summary_models_page", "{count} of {total} model presets, after the first {offset}.",
     "a page of the model presets",
-    one="{count} of {total} model preset, from position {offset}.", count="total")
+    one="{count} of {total} model preset, after the first {offset}.", count="total")
+SUMMARY_CARDS_FIRST = template(
+    "summary_cards_first", "{count} of {total} cards.", "the first page of the card catalog",
+    one="{count} of {total} card.", count="total")
+SUMMARY_MODELS_FIRST = template(
+    "summary_models_first", "{count} of {total} model presets.", "the first page of the model presets",
+    one="{count} of {total} model preset.", count="total")
 SUMMARY_NEXT_PAGE = template(
     "summary_next_page", "The next page starts at offset {offset}.", "a list's summary: where the next page starts")
 

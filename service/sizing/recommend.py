@@ -148,7 +148,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
         if _pcie_cluster(model, resolved, line_tiers, constraints):
-            reasons.append(M.LINE_PCIE_CLUSTER(line=line))
+            reasons.append(M.LINE_PCIE_CLUSTER(line=M.LINE_WORDS[line]()))
             continue
         candidates = tuple(_candidate(model, resolved, card, constraints, prices, breakdown) if target is None
                            else _for_target(model, resolved, card, constraints, prices, target)
@@ -162,10 +162,10 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
                                   ranked_by, _reasons(line, reasons, choice, ranked_by_said),
                                   ranked_by_said=ranked_by_said)
         if target is not None:
-            reasons.append(M.LINE_MISSES_TARGET(line=line))
+            reasons.append(M.LINE_MISSES_TARGET(line=M.LINE_WORDS[line]()))
             continue
         limit = _max_cards(line, constraints, resolved)
-        reasons.append(M.LINE_HOLDS_NOTHING(line=line, cards=limit))
+        reasons.append(M.LINE_HOLDS_NOTHING(line=M.LINE_WORDS[line](), cards=limit))
     return Recommendation(allowed[-1], tuple(excluded.items()), None, tuple(evaluated), (),
                           "none", tuple(reasons))
 

@@ -144,13 +144,15 @@ def model_summary(lang: str, model: ModelSpec) -> str:
     return sentences(lang, [said])
 
 
-PAGES = {"cards": M.SUMMARY_CARDS_PAGE, "models": M.SUMMARY_MODELS_PAGE}
+PAGES = {"cards": (M.SUMMARY_CARDS_FIRST, M.SUMMARY_CARDS_PAGE),
+         "models": (M.SUMMARY_MODELS_FIRST, M.SUMMARY_MODELS_PAGE)}
 
 
 def page_summary(lang: str, what: str, count: int, total: int, offset: int) -> str:
     """A page of a list (`what`: cards or models): how many of how many, from where, and where
     the next page starts."""
-    said = [PAGES[what](count=count, total=total, offset=offset)]
+    first, later = PAGES[what]
+    said = [later(count=count, total=total, offset=offset) if offset else first(count=count, total=total)]
     if offset + count < total:
         said.append(M.SUMMARY_NEXT_PAGE(offset=offset + count))
     return sentences(lang, said)

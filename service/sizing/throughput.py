@@ -448,8 +448,8 @@ def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric,
         said = {(True, True): M.STEP_OVERHEAD_MOE, (True, False): M.STEP_OVERHEAD,
                 (False, True): M.STEP_OVERHEAD_MOE_ASSUMED, (False, False): M.STEP_OVERHEAD_ASSUMED}[
             (bool(engine.fitted), per_moe)]
-        notes.assume("step_overhead_s", round(total, 6), M.kept(
-            said, layer_s=engine.layer_overhead_s, **({"moe_layer_s": engine.moe_layer_overhead_s} if per_moe else {}),
+        notes.assume("step_overhead_s", round(total, 6), said(
+            layer_s=engine.layer_overhead_s, **({"moe_layer_s": engine.moe_layer_overhead_s} if per_moe else {}),
             **({"fitted": engine.fitted} if engine.fitted else {})))
     if group.tensor > 1:
         link = fabric.link(group.tensor)

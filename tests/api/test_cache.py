@@ -71,3 +71,20 @@ def test_capacity_and_compare_answer_again_from_the_cache_in_each_media_type_and
         assert {r.status_code for r in (first, sparse, json_answer, csv_answer)} == {200}
         assert set(sparse.get_json()) == {"summary"} and csv_answer.mimetype == "text/csv"
     assert calls == {"capacity": 2, "compare": 2}
+
+
+def test_the_cache_keeps_at_most_its_bytes_and_never_one_answer_larger_than_them():
+    """Capacity over the catalog is about 370 KB: counted by entries alone, 1024 of them would hold
+    380 MB a worker. An answer weighs its body (at least the budget's share of one entry)."""
+    from service.api.cache import ResponseCache
+
+    cache = ResponseCache(size=100, budget_bytes=10_000)
+    for i in range(50):
+        cache.put(i, (b"x" * 1_000, "application/json", None))
+    assert sum(len(body) for body, _, _ in cache._items.values()) <= 10_000 and len(cache._items) == 10
+    cache.put("big", (b"x" * 20_000, "application/json", None))
+    assert cache.get("big") is None and cache.get(49) is not None
+    small = ResponseCache(size=4, budget_bytes=10_000)
+    for i in range(10):
+        small.put(i, (b"{}", "application/json", None))
+    assert len(small._items) == 4  # the count still bounds small answers

@@ -61,11 +61,13 @@ def test_estimate_through_the_protocol_is_post_estimate(server, client):
     assert summary == rest["summary"] and json.loads(others) == {k: v for k, v in rest.items() if k != "summary"}
 
 
-def test_a_structured_server_answers_the_summary_beside_structured_content(app, client):
+def test_a_structured_server_answers_structured_content_beside_the_texts(app, client):
     result = session(build_server(InProcess(app), structured=True), lambda c: c.call_tool("estimate", QUESTION))
     defaults = next(t for t in tools_from_spec(SPEC) if t.name == "estimate").defaults
     rest = client.post("/v1/estimate", json=QUESTION, query_string=defaults).get_json()
-    assert [part.text for part in result.content] == [rest["summary"]] and result.structured_content == rest
+    texts = [part.text for part in result.content]
+    assert texts[0] == rest["summary"] and json.loads(texts[1]) == {k: v for k, v in rest.items() if k != "summary"}
+    assert result.structured_content == rest
 
 
 def test_the_summary_comes_first_in_the_language_asked_for(server):

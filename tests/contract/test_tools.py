@@ -232,11 +232,12 @@ def test_an_answer_becomes_a_tool_result_led_by_its_summary(status, content_type
 
 
 def test_a_result_carries_the_answer_once_as_text_or_beside_structured_content():
-    """Text (the default) is what assistants read: the summary, then the rest as JSON. Structured
-    is for clients that read structuredContent: the summary beside it. Never both whole."""
+    """Text (the default) is what assistants read: the summary, then the rest as JSON, and no
+    structuredContent. A server asked for structuredContent gives it beside the same texts, as
+    the MCP specification asks of structured results."""
     answer = tool_answer(200, "application/json", b'{"summary":"It fits.","fit":{"fits":true}}')
     assert answer.as_text() == (("It fits.", '{"fit":{"fits":true}}'), None)
-    assert answer.as_structured() == (("It fits.",), {"summary": "It fits.", "fit": {"fits": True}})
+    assert answer.as_structured() == (("It fits.", '{"fit":{"fits":true}}'), {"summary": "It fits.", "fit": {"fits": True}})
     listed = tool_answer(200, "application/json", b"[1,2]")
     assert listed.as_structured() == (("[1,2]",), None)  # not an object: no structuredContent to carry it
 

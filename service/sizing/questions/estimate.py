@@ -51,6 +51,13 @@ class Parts:
     costs: bool = True
     notes: bool = True
 
+    def __post_init__(self) -> None:
+        # what a part quotes is computed with it: the summary says the full load and the machines'
+        # draw; the notes are said by the full-load figures and the costs too
+        if self.summary or self.notes:
+            object.__setattr__(self, "full_load", True)
+            object.__setattr__(self, "costs", True)
+
 
 EVERY_PART = Parts()
 
@@ -91,7 +98,7 @@ def estimate(
     bound = speed.bound if speed is not None else "compute"
     text = ""
     if parts.summary:
-        assert host is not None and power is not None  # a summary says the machines' draw: Parts.costs
+        assert host is not None and power is not None  # Parts: a summary's costs are computed with it
         fits_in = None if resolved.training or fit.fits or hardware.count is None else \
             _format_that_fits(model, workload, resolved, hardware)
         text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
@@ -108,7 +115,8 @@ def estimate(
         cards_needed=fit.cards_needed, bound=bound, alternatives=compared,
         memory=breakdown, fit=fit, parallelism=plan, throughput=speed, training=train,
         # without Parts.costs the answer does not show energy or host (nor anything made of them)
-        energy=power, host=host, ownership=owned, capacity=capacity, lang=language,  # type: ignore[arg-type]
+        energy=power, host=host,  # type: ignore[arg-type]
+        ownership=owned, capacity=capacity, lang=language,
         summary=text, workload=resolved, **notes.said()))
 
 
