@@ -64,6 +64,15 @@ def request_key() -> tuple:
             request.headers.get("Accept", ""), request.headers.get("Accept-Language", ""))
 
 
+def counting_hits(response: Response, kind: str, line: str = "none") -> Response:
+    """`response`, whose later cache hits still count as answers of `kind` on `line` (the
+    metrics count every answer, kept or computed)."""
+    from ..metrics import count_estimate
+
+    response.on_hit = lambda: count_estimate(kind, line)  # type: ignore[attr-defined]
+    return response
+
+
 def cached(view):
     """Serve a kept answer for the same request; keep a fresh 200 answer."""
 

@@ -8,7 +8,7 @@ from ..sizing import HardwareInput, InvalidInputError, Offer, defaults
 from ..sizing import compare as domain
 from . import problem_messages as P
 from . import schemas as s
-from .cache import cached
+from .cache import cached, counting_hits
 from .catalog import matching
 from .catalogs import caller_prices, current_catalogs
 from .csvout import preferred, table_csv
@@ -99,8 +99,7 @@ def compare():
         response = Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
     else:
         response = jsonify(answer if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result))
-    response.on_hit = lambda: count_estimate("compare", "none")  # a kept answer still counts
-    return response
+    return counting_hits(response, "compare")
 
 
 def _offers(args: dict, catalogs) -> tuple[Offer, ...]:

@@ -171,12 +171,12 @@ def troubleshoot():
     args = asked()
     lang = answer_lang(args)
     result = diagnose(args["q"], lang, args.get("line"), args["limit"])
-    best = _row(result.matches[0].row, lang) if result.matches else {}
+    matches = [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)} for m in result.matches]
+    best = matches[0] if matches else {}
     return answered({
         "summary": trouble_summary(lang, best.get("cause"), best.get("check")),
         "query": result.query, "lang": lang,
-        "matches": [{**_row(m.row, lang), "score": m.score, "matched": list(m.matched)}
-                    for m in result.matches],
+        "matches": matches,
         "diagnosis_order": list(result.steps), "lessons": list(result.lessons),
         "advice": list(result.advice), "source": result.source,
     })

@@ -132,26 +132,29 @@ def fields_asked(args, schema: type[Schema]) -> tuple[str, ...] | None:
     return paths_sorted
 
 
+def _fields_parameter(description: str, tool_text: str) -> dict:
+    """A route's `fields=` query parameter: the answer's fields a caller reads."""
+    return {"name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
+            "description": description, "x-tool": tool_text}
+
+
 # `fields=` on the catalog's lists: the entries' fields a caller reads (compact rows).
-LIST_FIELDS_PARAMETER = {
-    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
-    "description": "Omitted: every field of every entry. Comma-separated fields, dotted for an entry's "
-                   "(count,total,cards.id,cards.memory_gib): rows of only those fields.",
-    "x-tool": "Fields, comma-separated, dotted for an entry's."}
+LIST_FIELDS_PARAMETER = _fields_parameter(
+    "Omitted: every field of every entry. Comma-separated fields, dotted for an entry's "
+    "(count,total,cards.id,cards.memory_gib): rows of only those fields.",
+    "Fields, comma-separated, dotted for an entry's.")
 
 # `fields=` on /capacity, /compare (its JSON) and /rank: the answer's fields a caller reads.
-ANSWER_FIELDS_PARAMETER = {
-    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
-    "description": "Omitted: the whole answer. Comma-separated fields, dotted for nested ones "
-                   "(summary,best,options.cards): a sparse JSON answer of only those fields, in the answer's order "
-                   "(a CSV or HTML comparison stays whole).",
-    "x-tool": "Answer fields, comma-separated, dotted for nested ones."}
+ANSWER_FIELDS_PARAMETER = _fields_parameter(
+    "Omitted: the whole answer. Comma-separated fields, dotted for nested ones "
+    "(summary,best,options.cards): a sparse JSON answer of only those fields, in the answer's order "
+    "(a CSV or HTML comparison stays whole).",
+    "Answer fields, comma-separated, dotted for nested ones.")
 
 # `fields=` on /estimate: the answer's fields a caller reads (a sparse answer).
-FIELDS_PARAMETER = {
-    "name": "fields", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 4000},
-    "description": "Omitted: the whole estimate. Comma-separated estimate fields, dotted for nested ones "
-                   "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
-                   "estimate (each item's in a batch or sweep, and only the CSV columns they cover), in the "
-                   "answer's order; alternatives are computed only when named.",
-    "x-tool": "Answer fields, comma-separated, dotted for nested ones (memory, throughput, alternatives...)."}
+FIELDS_PARAMETER = _fields_parameter(
+    "Omitted: the whole estimate. Comma-separated estimate fields, dotted for nested ones "
+    "(summary,fit.fits,fit.cards_needed,throughput.decode_tokens_per_s_expected): a sparse "
+    "estimate (each item's in a batch or sweep, and only the CSV columns they cover), in the "
+    "answer's order; alternatives are computed only when named.",
+    "Answer fields, comma-separated, dotted for nested ones (memory, throughput, alternatives...).")

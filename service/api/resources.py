@@ -14,7 +14,7 @@ from ..sizing import questions as domain
 from ..yielding import yield_to_other_threads
 from . import problem_messages as P
 from . import schemas as s
-from .cache import cached
+from .cache import cached, counting_hits
 from .catalog import matching
 from .catalogs import current_catalogs
 from .csvout import rows_csv, wants_csv
@@ -79,18 +79,9 @@ def _fields(args) -> tuple[str, ...] | None:
     return fields_asked(args, s.EstimateResponseSchema)
 
 
-def _counted_as(kind: str, body: dict):
-    """A response whose cache hits still count as answers of their kind."""
-    response = jsonify(body)
-    response.on_hit = lambda: count_estimate(kind, "none")
-    return response
-
-
 def _counted(line: str, body: dict):
-    """A response whose cache hits still count as estimates of the card's line."""
-    response = jsonify(body)
-    response.on_hit = lambda: count_estimate("estimate", line)
-    return response
+    """An estimate whose cache hits still count as estimates of the card's line."""
+    return counting_hits(jsonify(body), "estimate", line)
 
 
 @bp.post("/estimate")
@@ -333,7 +324,7 @@ def capacity():
                              asked_lang(args.get("lang")))
     count_estimate("capacity", "none")
     body = answered(result) if paths is None else sparse_dumper(s.CapacityResponseSchema, paths)(result)
-    return _counted_as("capacity", body)
+    return counting_hits(jsonify(body), "capacity")
 
 
 @bp.post("/cost")

@@ -148,6 +148,11 @@ def _lang(metadata: dict | None = None, **kwargs):
                          **kwargs)
 
 
+def _summary_lang():
+    """A GET's `lang`: the language of its summary (Accept-Language when omitted)."""
+    return _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
+
+
 def _currency(**kwargs):
     return fields.String(validate=validate.Length(min=1, max=10), **kwargs)
 
@@ -1319,7 +1324,7 @@ class _CardQuerySchema(_Strict):
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
         **doc("The first card to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
         "default": 0})
-    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
+    lang = _summary_lang()
 
 
 class _ModelQuerySchema(_Strict):
@@ -1330,13 +1335,13 @@ class _ModelQuerySchema(_Strict):
     offset = fields.Integer(validate=_range(0, 100_000), load_default=0, metadata={
         **doc("The first preset to answer, counted from 0 in catalog order (with limit: a page).", tool=True),
         "default": 0})
-    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
+    lang = _summary_lang()
 
 
 class _EntryQuerySchema(_Strict):
     """GET /cards/{id} and /models/{id} parameters."""
 
-    lang = _lang(metadata=doc("Omitted: from Accept-Language, else en. The summary's language, en or zh."))
+    lang = _summary_lang()
 
 
 class CardListSchema(Schema):
