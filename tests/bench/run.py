@@ -100,28 +100,46 @@ LUA = """wrk.method = "POST"
 wrk.body = [[{body}]]
 wrk.headers["Content-Type"] = "application/json"
 """
-# Every request a different context length, so no answer is ever served from the cache.
+# A question never asked before in the run, every request: `slot` n's questions have contexts of
+# 2,000-31,999 tokens (llama-3.1-8b on one rtx-4090, no warning: one regime for every load) and
+# output lengths of their own (100 + 50 x slot, then one more each 30,000 questions), so that no
+# load finds the answers, or the messages, of another in a cache. A slot holds 1.5 million.
+DISTINCT_CONTEXTS = 30_000
+SLOTS_PER_LOAD = 2  # wrk's threads (one slot each); the Python generator takes the first
+BATCH_SLOT = 4
+
+
+def distinct_body(slot: int, n: int) -> dict:
+    return {**ESTIMATE, "workload": {"context_tokens": 2000 + n % DISTINCT_CONTEXTS,
+                                     "output_tokens": 100 + 50 * slot + n // DISTINCT_CONTEXTS}}
+
+
 LUA_DISTINCT = """local threads_n = 0
 function setup(thread)
-  thread:set("offset", threads_n * 1000000)
+  thread:set("slot", {first_slot} + threads_n)
   threads_n = threads_n + 1
 end
 function init(args)
-  counter = offset
+  n = 0
 end
 function request()
-  counter = counter + 1
-  local body = string.format('{"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}, ' ..
-    '"workload": {"context_tokens": %d}}', 1000 + counter)
-  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, body)
+  local context = 2000 + n % {contexts}
+  local output = 100 + 50 * slot + math.floor(n / {contexts})
+  n = n + 1
+  local body = string.format('{{"model": "llama-3.1-8b", "hardware": {{"card": "rtx-4090"}}, ' ..
+    '"workload": {{"context_tokens": %d, "output_tokens": %d}}}}', context, output)
+  return wrk.format("POST", nil, {{["Content-Type"] = "application/json"}}, body)
 end
 """
 
 
-def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: int) -> dict:
-    """requests/s, p50 and p99 in ms, and errors from wrk --latency (body None: distinct bodies)."""
+def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: int, slot: int = 0) -> dict:
+    """requests/s, p50 and p99 in ms, and errors from wrk --latency (body None: distinct
+    questions, from `slot` on, one slot per wrk thread)."""
+    assert body is not None or threads <= SLOTS_PER_LOAD
     script = Path(tempfile.mkdtemp()) / "post.lua"
-    script.write_text(LUA_DISTINCT if body is None else LUA.format(body=json.dumps(body)))
+    script.write_text(LUA_DISTINCT.format(first_slot=slot, contexts=DISTINCT_CONTEXTS) if body is None
+                      else LUA.format(body=json.dumps(body)))
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
                           "-s", str(script), url], capture_output=True, text=True, check=True).stdout
 
@@ -137,8 +155,9 @@ def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: in
             "socket_errors": socket_errors.group(1) if socket_errors else "none", "raw": out}
 
 
-def python_load(url: str, body: dict | None, connections: int, seconds: int) -> dict:
-    """A fallback load generator: `connections` threads, each on its own keep-alive session."""
+def python_load(url: str, body: dict | None, connections: int, seconds: int, slot: int = 0) -> dict:
+    """A fallback load generator: `connections` threads, each on its own keep-alive session
+    (body None: distinct questions, in `slot`)."""
     latencies: list[float] = []
     errors = 0
     stop = time.monotonic() + seconds
@@ -149,7 +168,7 @@ def python_load(url: str, body: dict | None, connections: int, seconds: int) -> 
         nonlocal errors
         session = requests.Session()
         while time.monotonic() < stop:
-            payload = body or {**ESTIMATE, "workload": {"context_tokens": 1000 + next(counter)}}
+            payload = body or distinct_body(slot, next(counter))
             start = time.perf_counter()
             ok = session.post(url, json=payload, timeout=10).status_code == 200
             with lock:
@@ -167,18 +186,17 @@ def python_load(url: str, body: dict | None, connections: int, seconds: int) -> 
             "socket_errors": "n/a", "raw": ""}
 
 
-def load(url, body, connections, seconds, wrk_threads):
+def load(url, body, connections, seconds, wrk_threads, slot=0):
     if shutil.which("wrk"):
-        return wrk(url, body, connections, seconds, wrk_threads)
-    return python_load(url, body, connections, seconds)
+        return wrk(url, body, connections, seconds, wrk_threads, slot)
+    return python_load(url, body, connections, seconds, slot)
 
 
 def batch_items_per_s(base: str, items: int = 1000, rounds: int = 3) -> float:
     """A batch of new questions (every item its own context length) over HTTP, in items/s."""
     best = float("inf")
     for r in range(rounds):
-        body = {"items": [{**ESTIMATE, "workload": {"context_tokens": 20_000 + r * items + i}}
-                          for i in range(items)]}
+        body = {"items": [distinct_body(BATCH_SLOT, r * items + i) for i in range(items)]}
         start = time.perf_counter()
         response = requests.post(f"{base}/v1/estimate/batch", json=body, timeout=120)
         response.raise_for_status()
@@ -215,7 +233,7 @@ def report(results: dict, args) -> str:
     cmd = (f"make bench  # = python -m tests.bench.run --workers {args.workers} --threads {args.threads} "
            f"--connections {args.connections} --seconds {args.seconds}")
     rows = "\n".join([
-        _row("POST /estimate, **a new question every time** (context varies)", m),
+        _row("POST /estimate, **a new question every time** (context and output vary)", m),
         _row(f"POST /estimate?fields={SPARSE_FIELDS}, a new question every time", sparse),
         _row("POST /estimate, the same question again (llama-3.1-8b on rtx-4090)", e),
         _row("POST /bench/echo (the framework floor)", b)])
@@ -280,9 +298,9 @@ def main(argv=None) -> int:
         results = {
             "floor": load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2),
             "estimate": load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2),
-            "distinct": load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2),
+            "distinct": load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2, slot=0),
             "distinct_sparse": load(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, args.connections,
-                                    args.seconds, 2),
+                                    args.seconds, 2, slot=SLOTS_PER_LOAD),
             "batch_items_per_s": batch_items_per_s(base),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
