@@ -11,7 +11,6 @@ from ..limits import charge, heavy, model_weight, raw_model_weight
 from ..metrics import count_estimate
 from ..sizing import GIVEN_BY_CALLER, HardwareInput, Price, SizingError, defaults, said_in
 from ..sizing import questions as domain
-from ..yielding import yield_to_other_threads
 from . import problem_messages as P
 from . import schemas as s
 from .cache import cached, counting_hits
@@ -200,14 +199,9 @@ def _items(answers: Iterator[dict], paths: tuple[str, ...] | None):
 
 def _item(index: int, load, lang: str | None, paths: tuple[str, ...] | None) -> dict:
     """One estimate of a batch or sweep, from `load()`'s arguments; its own error is its own
-    problem, not the batch's. Each item first lets the worker's other threads run: a light
-    request then waits for at most one item (about 0.5 ms), not for the interpreter's 5 ms
-    switch interval each time it needs the GIL beside a running batch. The yield costs about
-    17 us (service/yielding.py); yielding only once a millisecond had passed saved 8 % of a
-    batch's time but raised a calm client's p99 in tests/deploy/test_flood.py from 14-24 ms to
-    32-36 ms, and os.sched_yield (which releases the GIL without sleeping) raised it to
-    58-160 ms, so every item sleeps."""
-    yield_to_other_threads()
+    problem, not the batch's. A light request beside a batch gets the interpreter within the
+    worker's switch interval (0.5 ms, deploy/gunicorn.conf.py), so an item does not yield: the
+    sleep each item took before cost 17-24 us of it and kept a calm client's p99 no lower."""
     try:
         args = load()
         args["alternatives"] = False

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -131,6 +132,18 @@ def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     assert settings["bind"] == "127.0.0.1:8000"
     assert settings["worker_tmp_dir"] in ("/dev/shm", None)
     assert callable(settings["child_exit"])
+
+
+def test_a_worker_hands_the_gil_over_within_half_a_millisecond(monkeypatch):
+    settings: dict = {}
+    exec((srv.ROOT / "deploy" / "gunicorn.conf.py").read_text(), settings)
+    monkeypatch.setattr("service.gunicorn_errors.install", lambda: None)  # the worker's, not this process's
+    before = sys.getswitchinterval()
+    try:
+        settings["post_fork"](None, None)
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_gunicorns_own_errors_are_problem_json_too(server):
