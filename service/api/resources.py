@@ -57,9 +57,10 @@ def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     """The costly parts an estimate's fields need (every part for the whole answer): the
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
     which quotes them); the decode curve; the machines' costs (host, energy, ownership, and the
-    summary's draw); the notes only assumptions and warnings show. The full-load figures and the
-    costs add to assumptions and warnings, so an answer that shows those computes them too (the
-    other parts' notes are their own or none)."""
+    summary's draw); the notes only assumptions and warnings show; the ends of the speed's ranges
+    and its roofline ceiling. The full-load figures and the costs add to assumptions and warnings,
+    so an answer that shows those computes them too (the other parts' notes are their own or
+    none)."""
     if paths is None:
         return domain.EVERY_PART
     tops = {path.partition(".")[0] for path in paths}
@@ -70,7 +71,8 @@ def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     return domain.Parts(alternatives="alternatives" in tops, summary=summary,
                         full_load=summary or notes or whole_speed or "full_load" in speed,
                         curve=whole_speed or "decode_curve" in speed,
-                        costs=summary or notes or bool(tops & {"energy", "host", "ownership"}), notes=notes)
+                        costs=summary or notes or bool(tops & {"energy", "host", "ownership"}), notes=notes,
+                        ends=whole_speed or bool(speed & domain.ENDS_FIELDS))
 
 
 def _fields(args) -> tuple[str, ...] | None:

@@ -129,16 +129,16 @@ class ThroughputAnswer:
     achievable_bandwidth_fraction: float
     """Share (0-1) of datasheet bandwidth the card's memory really reaches: measured on this card, else the default
     0.9 (said in assumptions)."""
-    decode_tokens_per_s_ceiling: float
+    decode_tokens_per_s_ceiling: float | None  # None only where the answer leaves out the ENDS_FIELDS
     """Roofline ceiling in tokens/s per stream at the asked batch: full datasheet bandwidth and peak, no engine costs
     or communication. total_tokens_per_s_ceiling / batch_size."""
-    decode_tokens_per_s_achievable: float
+    decode_tokens_per_s_achievable: float | None
     """decode_tokens_per_s_ceiling x achievable_bandwidth_fraction: tokens/s per stream the card's measured memory
     bandwidth allows, before any engine losses."""
     decode_tokens_per_s_expected: float
     """Expected tokens/s each stream gets at the asked batch, with the engine's bandwidth share, fixed costs and the
     plan's communication: 1 / decode_step.step_s."""
-    decode_tokens_per_s_range: Range
+    decode_tokens_per_s_range: Range | None
     """decode_tokens_per_s_expected as low, typical and high, from the engine's efficiency range and its fixed costs
     and link latencies at 1.5x to 0.67x."""
     decode_tokens_per_s_guide: float
@@ -147,13 +147,13 @@ class ThroughputAnswer:
     total_tokens_per_s_guide: float
     """The guide's rule for the asked batch, all copies together: each copy's share of its summed bandwidth over the
     weights read once plus each stream's KV cache, in tokens/s."""
-    total_tokens_per_s_ceiling: float
+    total_tokens_per_s_ceiling: float | None
     """Roofline ceiling in tokens/s for all streams of the asked batch together: batch_size x
     decode_tokens_per_s_ceiling."""
     total_tokens_per_s: float
     """Expected tokens/s of all streams of the asked batch together, over all copies: batch_size x
     decode_tokens_per_s_expected."""
-    total_tokens_per_s_range: Range
+    total_tokens_per_s_range: Range | None
     """total_tokens_per_s as low, typical and high, from the same efficiency and fixed-cost ranges as
     decode_tokens_per_s_range."""
     max_concurrent_sequences: int | None
@@ -180,7 +180,7 @@ class ThroughputAnswer:
     time_to_first_token_s: float
     """Seconds to prefill one prompt alone on one copy, with no queue: the larger of matmul time and one weight read,
     plus fixed costs and collectives. Under load: capacity_time_to_first_token_s."""
-    time_to_first_token_s_range: Range
+    time_to_first_token_s_range: Range | None
     """time_to_first_token_s as a range in seconds: low is the fastest (high share of peak, low fixed costs), high the
     slowest."""
     prefill_tokens_per_s: float
@@ -322,8 +322,7 @@ class DecodeSpeed:
 
 def stream_speed(workload: Workload, s: Setup) -> float:
     """decode_speed's typical tokens/s per stream alone (one step, not three)."""
-    per_copy = math.ceil(workload.batch_size / s.copies)
-    return per_copy / decode_step(s.typical, per_copy, workload.context_tokens).step_s / per_copy
+    return typical_speed(workload, s)[2]
 
 
 def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
@@ -336,21 +335,42 @@ def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
     return DecodeSpeed(per_copy, steps[1], per_stream, total)
 
 
+def typical_speed(workload: Workload, s: Setup) -> tuple[int, StepCost, float, float]:
+    """decode_speed's typical figures alone (one step, not three), the same numbers: the
+    sequences on each copy, the typical step, tokens/s per stream and in total."""
+    batch = workload.batch_size
+    per_copy = math.ceil(batch / s.copies)
+    step = decode_step(s.typical, per_copy, workload.context_tokens)
+    speed = per_copy / step.step_s
+    return per_copy, step, speed / per_copy, speed * batch / per_copy
+
+
+# The figures on the ends of the engine's range and on the roofline ceiling: three more decode
+# steps and two more prefills (an answer that shows none of them computes only the typical).
+ENDS_FIELDS = frozenset({"decode_tokens_per_s_range", "total_tokens_per_s_range", "time_to_first_token_s_range",
+                         "decode_tokens_per_s_ceiling", "decode_tokens_per_s_achievable",
+                         "total_tokens_per_s_ceiling"})
+
+
 def throughput_answer(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
     s: Setup, notes: Notes, curve: bool = True, full_load: "tuple[Placement, Setup] | None" = None,
-    full_load_shown: bool = True,
+    full_load_shown: bool = True, ends: bool = True,
 ) -> ThroughputAnswer:
     """Decode and prefill of the plan in `placement`, priced by `s`, and full-load capacity on it
     or on `full_load`, the plan that serves most at full load on the same cards. Without `curve`
-    the decode curve is left empty, without `full_load_shown` the full-load figures null (an
-    answer that does not show them)."""
+    the decode curve is left empty, without `full_load_shown` the full-load figures null, without
+    `ends` the ENDS_FIELDS null (an answer that does not show them)."""
     batch = workload.batch_size
     context = workload.context_tokens
-    speed = decode_speed(workload, s)
-    per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
-    ideal = decode_step(s.ideal, per_copy, context)
-    ceiling_total = batch / ideal.step_s
+    per_stream = total = None
+    if ends:
+        speed = decode_speed(workload, s)
+        per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
+        per_stream_typical, total_typical = per_stream.typical, total.typical
+        ideal = decode_step(s.ideal, per_copy, context)
+    else:
+        per_copy, typical, per_stream_typical, total_typical = typical_speed(workload, s)
     group = s.typical.group
     width = group.tensor * group.expert  # the cards a token's step reads from at once
     # A pipelined step reads every stage's share; a layer split's step already holds them all.
@@ -359,18 +379,17 @@ def throughput_answer(
     peak, bandwidth = width * s.typical.peak_flops, width * card_bandwidth
     step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
     intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
-    prefill = _prefill(model, workload, s, notes)
+    prefill = _prefill(model, workload, s, notes, ends)
     capacity_placement, capacity_setup = full_load or (placement, s)
     capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes) \
         if full_load_shown else dict.fromkeys(CAPACITY_FIELDS)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
-    efficiency = Range(s.low.bandwidth_efficiency, s.typical.bandwidth_efficiency, s.high.bandwidth_efficiency)
+    # the ends' shares, as s.low and s.high are set up (without setting them up)
+    efficiency = Range(s.efficiency.low, s.typical.bandwidth_efficiency, s.efficiency.high)
     # What each headline range's ends rest on: the speeds on the bandwidth shares (said once for all
-    # three), time to first token on the prefill share.
+    # three, and for full load), time to first token on the prefill share.
     shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name)
-    prefill = {**prefill, "time_to_first_token_s_range": replace(prefill["time_to_first_token_s_range"],
-                                                                 note=M.RANGE_PREFILL())}
     if capacity["max_total_tokens_per_s_range"] is not None:
         capacity = {**capacity, "max_total_tokens_per_s_range": replace(capacity["max_total_tokens_per_s_range"],
                                                                         note=shares)}
@@ -388,13 +407,15 @@ def throughput_answer(
         decode_efficiency=s.typical.bandwidth_efficiency,
         decode_efficiency_range=efficiency,
         achievable_bandwidth_fraction=s.bandwidth_fraction,
-        decode_tokens_per_s_ceiling=1 / ideal.step_s,
-        decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s,
-        decode_tokens_per_s_expected=per_stream.typical, decode_tokens_per_s_range=replace(per_stream, note=shares),
+        decode_tokens_per_s_ceiling=1 / ideal.step_s if ends else None,
+        decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s if ends else None,
+        decode_tokens_per_s_expected=per_stream_typical,
+        decode_tokens_per_s_range=None if per_stream is None else replace(per_stream, note=shares),
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
-        total_tokens_per_s_ceiling=ceiling_total,
-        total_tokens_per_s=total.typical, total_tokens_per_s_range=replace(total, note=shares),
+        total_tokens_per_s_ceiling=batch / ideal.step_s if ends else None,
+        total_tokens_per_s=total_typical,
+        total_tokens_per_s_range=None if total is None else replace(total, note=shares),
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
         link_bytes_per_s=None if link is None else link.bytes_per_s,
@@ -403,7 +424,7 @@ def throughput_answer(
         **prefill,
         output_tokens=workload.output_tokens or 1,
         **capacity,
-        decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)}) if curve else (),
+        decode_curve=_curve(s, context, concurrency, {per_copy: (typical, ideal)} if ends else {}) if curve else (),
         capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
     )
@@ -480,27 +501,30 @@ def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> f
     card, 70 % over a dedicated link, 50 % over PCIe."""
     group = s.typical.group
     read = weights.decode_read_bytes(model, workload.precision, batch)
-    kv = s.ideal.breakdown.kv_cache_bytes_per_sequence or 0
+    kv = s.typical.breakdown.kv_cache_bytes_per_sequence or 0
     share = guide_share(s.typical.card, group)
     return share * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
 
 
-def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes) -> dict:
+def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, ends: bool = True) -> dict:
     """Prefill of one prompt on one copy: 2 x active params x tokens plus causal attention, at
     60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
-    than reading the weights once, plus the plan's fixed costs and collectives for the prompt."""
+    than reading the weights once, plus the plan's fixed costs and collectives for the prompt.
+    Without `ends`, the typical time alone (no range)."""
     prompt = workload.prompt_tokens
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), M.PREFILL_MATMULS(
-        low=s.low.compute_fraction, high=s.high.compute_fraction, why=s.compute_why))
-    times = [prefill_s(dep, prompt) for dep in (s.low, s.typical, s.high)]
+        low=s.compute.low, high=s.compute.high, why=s.compute_why))
+    typical = prefill_s(s.typical, prompt)
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
         "prompt_tokens": prompt,
         "prefill_flops": prefill_flops(model, prompt),
         "prefill_bound": "compute" if compute_s >= memory_s else "memory",
-        "time_to_first_token_s": times[1],
-        "time_to_first_token_s_range": Range(times[2], times[1], times[0]),
-        "prefill_tokens_per_s": prompt / times[1],
+        "time_to_first_token_s": typical,
+        # what the range's ends rest on: the prefill share
+        "time_to_first_token_s_range": Range(prefill_s(s.high, prompt), typical, prefill_s(s.low, prompt),
+                                             note=M.RANGE_PREFILL()) if ends else None,
+        "prefill_tokens_per_s": prompt / typical,
     }
 
 

@@ -1,6 +1,10 @@
 """Sparse answers: `fields=` answers only what a caller reads, equal to the whole answer's parts."""
 
+import dataclasses
+
 import pytest
+
+from service.api.resources import estimate_parts
 
 from .support import ok
 
@@ -188,3 +192,23 @@ def test_a_part_computed_alone_is_the_whole_answers_part(client, body):
             fields = ",".join(dict.fromkeys(paths))
             sparse = ok(client.post("/v1/estimate?fields=" + fields, json=body))
             assert sparse == _project(whole, list(dict.fromkeys(paths))), fields
+
+
+@pytest.mark.parametrize(("fields", "computed"), [
+    ("fit.fits,fit.cards_needed,memory.total_bytes", set()),
+    # what llm-analysis answers: the typical speed and time to first token, without their ranges
+    ("throughput.decode_tokens_per_s_expected,throughput.time_to_first_token_s", set()),
+    ("throughput.time_to_first_token_s_range.high", {"ends"}),
+    ("throughput.decode_tokens_per_s_ceiling", {"ends"}),
+    ("throughput.total_tokens_per_s_range", {"ends"}),
+    ("throughput.full_load", {"full_load"}),
+    ("throughput.decode_curve.fits", {"curve"}),
+    ("throughput", {"ends", "curve", "full_load"}),
+    ("summary", {"summary", "full_load", "costs", "ends"}),
+    ("warnings", {"notes", "full_load", "costs"}),
+    ("alternatives.option", {"alternatives"}),
+    ("energy.power_w", {"costs"}),
+])
+def test_a_sparse_answer_computes_only_the_parts_its_fields_need(fields, computed):
+    parts = estimate_parts(tuple(fields.split(",")))
+    assert {name for name, on in dataclasses.asdict(parts).items() if on} == computed

@@ -42,7 +42,8 @@ class Parts:
     format that fits, which it names), the full-load figures (and the plan that serves most at
     full load), the decode curve, the machines' costs (host, energy and ownership), and the notes
     (what the plan and the decode weights are said to rest on, which only assumptions and
-    warnings show). A part shown is the same whether or not the others were computed."""
+    warnings show), and the ends of the speed's ranges with its roofline ceiling (ENDS_FIELDS).
+    A part shown is the same whether or not the others were computed."""
 
     alternatives: bool = True
     summary: bool = True
@@ -50,13 +51,17 @@ class Parts:
     curve: bool = True
     costs: bool = True
     notes: bool = True
+    ends: bool = True
 
     def __post_init__(self) -> None:
-        # what a part quotes is computed with it: the summary says the full load and the machines'
-        # draw; the notes are said by the full-load figures and the costs too
+        # what a part quotes is computed with it: the summary says the full load, the machines'
+        # draw and the speed's range and ceiling; the notes are said by the full-load figures and
+        # the costs too
         if self.summary or self.notes:
             object.__setattr__(self, "full_load", True)
             object.__setattr__(self, "costs", True)
+        if self.summary:
+            object.__setattr__(self, "ends", True)
 
 
 EVERY_PART = Parts()
@@ -86,7 +91,7 @@ def estimate(
         serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load, quiet=not parts.notes)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
-                                  full_load=serve.full_load, full_load_shown=parts.full_load)
+                                  full_load=serve.full_load, full_load_shown=parts.full_load, ends=parts.ends)
         plan = plan_shown(shown)
     host = power = owned = None
     if parts.costs:
