@@ -1,5 +1,6 @@
 """The caller's inputs, as given (None: not given), and their resolution against defaults."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import defaults as d
@@ -27,13 +28,20 @@ class Assumption:
     """Why that value: the default's source, how it was derived or measured, or that the caller gave it."""
 
 
+# A note, or what makes it: a caller whose note costs a message to make (2-6 us) hands over the
+# making, and a quiet Notes never calls it.
+Said = M.Message | Callable[[], M.Message]
+
+
 @dataclass
 class Notes:
-    """What one answer assumed and what it warns about, collected while it is computed."""
+    """What one answer assumed and what it warns about, collected while it is computed; `quiet`,
+    for an answer that shows neither, keeps nothing and makes no note handed over to be made."""
 
     assumptions: list[Assumption] = field(default_factory=list)
     warnings: list[M.Message] = field(default_factory=list)
     _named: set[str] = field(default_factory=set, repr=False)
+    quiet: bool = False
 
     def use(self, name: str, given, default: d.Default):
         """The given value, or the default (recorded as an assumption)."""
@@ -43,14 +51,17 @@ class Notes:
         self.assume(name, default.value, default.note)
         return default.value
 
-    def assume(self, name: str, value, note: M.Message) -> None:
-        if name not in self._named:
+    def assume(self, name: str, value, note: Said) -> None:
+        if not self.quiet and name not in self._named:
             self._named.add(name)
-            self.assumptions.append(Assumption(name, value, note))
+            self.assumptions.append(Assumption(name, value, note if isinstance(note, M.Message) else note()))
 
-    def warn(self, text: M.Message) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
+    def warn(self, text: Said) -> None:
+        if self.quiet:
+            return
+        said = text if isinstance(text, M.Message) else text()
+        if said not in self.warnings:
+            self.warnings.append(said)
 
     def said(self) -> dict:
         """The answer's assumptions and warnings, as the keyword arguments of its result."""
@@ -234,7 +245,7 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
 
 def _context_default(given: WorkloadInput) -> d.Default:
     if given.prompt_tokens is not None and given.output_tokens is not None:
-        return d.Default(given.prompt_tokens + given.output_tokens, M.CONTEXT_PROMPT_PLUS_OUTPUT())
+        return d.Default(given.prompt_tokens + given.output_tokens, M.kept(M.CONTEXT_PROMPT_PLUS_OUTPUT))
     return d.CONTEXT_TOKENS
 
 

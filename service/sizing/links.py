@@ -57,7 +57,8 @@ def card_link(card: Card, notes, floor: bool = True) -> Link | None:
     link = Link(name, quoted / 2 * efficiency.value, latency.value,
                 M.LINK_RATES(both_bytes_per_s=quoted, each_bytes_per_s=quoted / 2, efficiency=efficiency.value,
                              latency_s=latency.value), quoted)
-    notes.assume("link", link.name, M.LINK_NOTE(rates=link.note, efficiency=efficiency.note, latency=latency.note))
+    notes.assume("link", link.name, lambda: M.LINK_NOTE(rates=link.note, efficiency=efficiency.note,
+                                                        latency=latency.note))
     return link
 
 

@@ -170,5 +170,6 @@ def context_warning(model: ModelSpec, context_tokens: int, notes) -> None:
     """Warn when the context is longer than the model's positions: the memory and speed still
     follow the formulas, but the model was not trained for it and its answers degrade."""
     if beyond_context(model, context_tokens):
-        notes.warn(M.CONTEXT_BEYOND_POSITIONS(context_tokens=context_tokens, model=model.name,
-                                              positions=model.max_context_tokens, source=model.context_source))
+        notes.warn(lambda: M.CONTEXT_BEYOND_POSITIONS(context_tokens=context_tokens, model=model.name,
+                                                      positions=model.max_context_tokens,
+                                                      source=model.context_source))

@@ -259,9 +259,10 @@ def achievable_fraction(card: Card, notes: Notes) -> float:
     fraction = measured_bandwidth_fraction(card)
     if fraction is None:
         default = d.ACHIEVABLE_BANDWIDTH_FRACTION
-        notes.assume("achievable_bandwidth_fraction", round(default.value, 4), M.DEFAULT_FRACTION(why=default.note))
+        notes.assume("achievable_bandwidth_fraction", round(default.value, 4),
+                     lambda: M.DEFAULT_FRACTION(why=default.note))
         return default.value
-    notes.assume("achievable_bandwidth_fraction", round(fraction, 4), _measured_on(card))
+    notes.assume("achievable_bandwidth_fraction", round(fraction, 4), lambda: _measured_on(card))
     return fraction
 
 
@@ -389,7 +390,8 @@ def throughput_answer(
     efficiency = Range(s.efficiency.low, s.typical.bandwidth_efficiency, s.efficiency.high)
     # What each headline range's ends rest on: the speeds on the bandwidth shares (said once for all
     # three, and for full load), time to first token on the prefill share.
-    shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name)
+    shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
+        if ends or capacity["max_total_tokens_per_s_range"] is not None else None
     if capacity["max_total_tokens_per_s_range"] is not None:
         capacity = {**capacity, "max_total_tokens_per_s_range": replace(capacity["max_total_tokens_per_s_range"],
                                                                         note=shares)}
@@ -447,20 +449,24 @@ def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fr
         e = workload.decode_efficiency
         notes.assume("decode_efficiency", e, M.DECODE_EFFICIENCY_GIVEN())
         return Range(e, e, e)
-    shares, why = (engine.low, engine.typical, engine.high), [engine.why]
-    if engine.hbm_efficiency is not None and (card.memory_type or "").upper().startswith("HBM"):
-        shares = engine.hbm_efficiency
-        why.append(M.HBM_KERNELS_REACH_LESS())
+    hbm_shares = engine.hbm_efficiency if (card.memory_type or "").upper().startswith("HBM") else None
+    hbm = hbm_shares is not None
+    shares = hbm_shares if hbm_shares is not None else (engine.low, engine.typical, engine.high)
     factor = engine.quantized_factor if precision.bits_per_value < 16 else 1.0
-    if factor != 1.0:
-        why.append(M.QUANTISED_FACTOR(factor=factor))
     scaled = Range(*(min(ceiling_fraction, x * factor) for x in shares))
-    notes.assume("decode_efficiency", round(scaled.typical, 4),
-                 M.CLAUSES(clauses=(*why, M.SHARE_RANGE(low=scaled.low, high=scaled.high))))
+
+    def why() -> M.Message:
+        return M.CLAUSES(clauses=(engine.why, *((M.HBM_KERNELS_REACH_LESS(),) if hbm else ()),
+                                  *((M.QUANTISED_FACTOR(factor=factor),) if factor != 1.0 else ()),
+                                  M.SHARE_RANGE(low=scaled.low, high=scaled.high)))
+
+    notes.assume("decode_efficiency", round(scaled.typical, 4), why)
     return scaled
 
 
 def _fixed_cost_notes(model, engine: Engine, group: Parallelism, fabric: Fabric, notes: Notes) -> None:
+    if notes.quiet:
+        return
     if model.layers and (engine.layer_overhead_s or engine.moe_layer_overhead_s):
         layers = model.layers
         moe = model.resolved_moe_layers
@@ -487,7 +493,7 @@ def _compute_fraction(card: Card, key: str, notes: Notes) -> float:
     fraction = measured_compute_fraction(card, key)
     if fraction is None:
         return d.ACHIEVABLE_COMPUTE_FRACTION.value
-    notes.assume("achievable_compute_fraction", round(fraction, 4), _measured_on(card))
+    notes.assume("achievable_compute_fraction", round(fraction, 4), lambda: _measured_on(card))
     return fraction
 
 
@@ -512,7 +518,7 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, ends:
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt.
     Without `ends`, the typical time alone (no range)."""
     prompt = workload.prompt_tokens
-    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), M.PREFILL_MATMULS(
+    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), lambda: M.PREFILL_MATMULS(
         low=s.compute.low, high=s.compute.high, why=s.compute_why))
     typical = prefill_s(s.typical, prompt)
     compute_s, memory_s = _prefill_roof(s.typical, prompt)

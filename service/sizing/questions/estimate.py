@@ -80,7 +80,7 @@ def estimate(
 ) -> Estimate:
     """Memory, fit and card count under the engine's plan, speed or training time, electricity,
     warnings, summary; the costly `parts` only when asked (the others empty or null)."""
-    notes, resolved = opening(model, workload, cards=(hardware.card,))
+    notes, resolved = opening(model, workload, cards=(hardware.card,), quiet=not parts.notes)
     card = hardware.card
     speed = train = None
     if resolved.training:
@@ -88,7 +88,7 @@ def estimate(
         train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
         plan = plan_shown(shown, train)
     else:
-        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load, quiet=not parts.notes)
+        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
                                   full_load=serve.full_load, full_load_shown=parts.full_load, ends=parts.ends)

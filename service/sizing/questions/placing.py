@@ -70,18 +70,18 @@ class Training:
 
 def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
                   breakdown: MemoryBreakdown | None = None, as_asked: bool = False,
-                  full_load: bool = True, quiet: bool = False) -> Serving:
+                  full_load: bool = True) -> Serving:
     """The job on the cards asked (or the least count); speed is set up on the plan shown: the
     cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
     less memory reserved, as the accuracy suite does), else the least count's. Without
     `full_load` the plan that serves most at full load is not searched for (an answer that does
-    not show full load); `quiet`, the notes only assumptions show are not said."""
+    not show full load)."""
     card = hardware.card
     breakdown = breakdown or memory_breakdown(model, resolved, notes)
     plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load)
     placements = plan.placements
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
-    if not quiet:
+    if not notes.quiet:
         serving_plan_notes(model, resolved, placements, shown, notes)
         decode_weights_note(model, resolved.batch_size, notes)
     s = setup(model, resolved, breakdown, card, shown.parallelism, plan.fabric, notes)
@@ -224,11 +224,11 @@ def plan_shown(shown: Placement, training: TrainingAnswer | None = None) -> Plan
 
 def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...] = (),
              inference_only: M.Message | None = None, training_only: M.Message | None = None,
-             default_mode: str | None = None) -> tuple[Notes, Workload]:
+             default_mode: str | None = None, quiet: bool = False) -> tuple[Notes, Workload]:
     """How every answer opens: the notes it collects and its workload resolved. An answer only
     for one kind of work refuses the other with its reason; `default_mode` stands in for a mode
-    not given (said in the assumptions)."""
-    notes = Notes()
+    not given (said in the assumptions); `quiet`, for an answer that shows no notes (Notes.quiet)."""
+    notes = Notes(quiet=quiet)
     card_warnings(cards, notes)
     if default_mode is not None and workload.mode is None:
         notes.assume("mode", default_mode, M.SCALING_IS_TRAINING())
