@@ -344,7 +344,8 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         components, low, high, plan = build(model, workload, notes)
     else:
         stored = weights.weights_bytes(model, workload.precision)
-        components = [Component(M.PART_WEIGHTS(precision=workload.precision.name), stored, _format_note(workload))]
+        components = [Component(M.kept(M.PART_WEIGHTS, precision=workload.precision.name), stored,
+                                _format_note(workload))]
         low = high = stored / model.params
         _format_notes(model, workload, notes)
     weights_total = components[0].bytes
@@ -354,7 +355,7 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     if not workload.training:
         kv_token, kv_seq, kv = _kv(model, workload, notes)
         if kv is not None:
-            components.append(Component(M.PART_KV_CACHE(), kv, M.KV_COUNTED(
+            components.append(Component(M.kept(M.PART_KV_CACHE), kv, M.KV_COUNTED(
                 batch=workload.batch_size, tokens=workload.context_tokens, kv_precision=workload.kv_precision.name)))
     else:
         activations = _training_activations(model, workload, tensor, notes)

@@ -130,6 +130,8 @@ def _least_replicated(model, engine, per_machine, breakdown, batch, usable, plac
     the fewest cards, below `bound`. A copy is never larger than the count it beats."""
     if not breakdown.kv_cache_bytes_per_sequence:
         return None  # without a KV shape a copy's sequences are not counted
+    if batch == 1 or bound == 1:
+        return None  # one sequence is never shared by copies; one card is never beaten
     best: tuple[int, Parallelism] | None = None
     holding = groups_holding(model, engine, per_machine,
                              lambda par: bool(breakdown.max_sequences(par, usable)))
