@@ -37,7 +37,8 @@ class Figure:
 
 @dataclass(frozen=True)
 class Card:
-    """An accelerator card or one of the guide's tiers, in SI units.
+    """An accelerator card or one of the guide's tiers, in SI units. Hashed by its id (equal cards
+    share one; its figures hold mappings), so that what depends only on a card is worked out once.
 
     `dense_flops` maps a precision (bf16, fp16, fp8, int8, ...) to dense FLOP/s (OP/s for
     int8); a precision the source does not give is absent. `interconnect_bytes_per_s` is
@@ -71,6 +72,9 @@ class Card:
     pcie_bytes_per_s: float | None = None  # the slot, where the dedicated link does not reach
     lookup_warning: M.Message | None = None  # said when a family name ("A100") resolved to this variant
     line_assumed: M.Message | None = None  # why a custom card's line was inferred, when the caller gave none
+
+    def __hash__(self) -> int:
+        return hash(self.id)
 
 
 

@@ -63,6 +63,13 @@ class Notes:
         if said not in self.warnings:
             self.warnings.append(said)
 
+    def replay(self, other: "Notes") -> None:
+        """Say again, in order, what `other` said (the notes kept with a result worked out once)."""
+        for said in other.assumptions:
+            self.assume(said.name, said.value, said.note)
+        for text in other.warnings:
+            self.warn(text)
+
     def said(self) -> dict:
         """The answer's assumptions and warnings, as the keyword arguments of its result."""
         return {"assumptions": tuple(self.assumptions), "warnings": tuple(self.warnings)}

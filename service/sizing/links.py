@@ -7,6 +7,7 @@ in both directions at once, so each direction carries half, at the share a colle
 really reaches.
 """
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Literal, overload
@@ -15,6 +16,7 @@ from . import defaults as d
 from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card
 from .host import rack_domain
+from .inputs import Notes
 from .units import GB
 
 ACTIVATION_BYTES = 2  # hidden states (and their gradients) cross links in 16-bit
@@ -119,15 +121,30 @@ class Fabric:
 
 
 @overload
-def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes: Notes,
                floor: Literal[True] = True) -> Fabric: ...
 @overload
-def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes: Notes,
                floor: bool) -> Fabric | None: ...
-def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes,
+def fabric_for(card: Card, per_machine: int, network_gb_per_s: float | None, notes: Notes,
                floor: bool = True) -> Fabric | None:
     """The card's fabric in machines of `per_machine`; None where its dedicated link has no
     figure and `floor` is off (training then falls back to the guide's curve)."""
+    fabric, said = _fabric(card, per_machine, network_gb_per_s, floor)
+    notes.replay(said)
+    return fabric
+
+
+@functools.lru_cache(maxsize=256)
+def _fabric(card: Card, per_machine: int, network_gb_per_s: float | None, floor: bool) -> tuple[Fabric | None, Notes]:
+    """fabric_for's fabric and the notes it says, worked out once for a card, machine and
+    network: they depend on nothing else, and every question on those cards asks them again."""
+    notes = Notes()
+    return _fabric_said(card, per_machine, network_gb_per_s, floor, notes), notes
+
+
+def _fabric_said(card: Card, per_machine: int, network_gb_per_s: float | None, floor: bool,
+                 notes: Notes) -> Fabric | None:
     inside = card_link(card, notes, floor)
     if inside is None:
         return None
