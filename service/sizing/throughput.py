@@ -129,16 +129,16 @@ class ThroughputAnswer:
     achievable_bandwidth_fraction: float
     """Share (0-1) of datasheet bandwidth the card's memory really reaches: measured on this card, else the default
     0.9 (said in assumptions)."""
-    decode_tokens_per_s_ceiling: float | None  # None only where the answer leaves out the ENDS_FIELDS
+    decode_tokens_per_s_ceiling: float
     """Roofline ceiling in tokens/s per stream at the asked batch: full datasheet bandwidth and peak, no engine costs
     or communication. total_tokens_per_s_ceiling / batch_size."""
-    decode_tokens_per_s_achievable: float | None
+    decode_tokens_per_s_achievable: float
     """decode_tokens_per_s_ceiling x achievable_bandwidth_fraction: tokens/s per stream the card's measured memory
     bandwidth allows, before any engine losses."""
     decode_tokens_per_s_expected: float
     """Expected tokens/s each stream gets at the asked batch, with the engine's bandwidth share, fixed costs and the
     plan's communication: 1 / decode_step.step_s."""
-    decode_tokens_per_s_range: Range | None
+    decode_tokens_per_s_range: Range
     """decode_tokens_per_s_expected as low, typical and high, from the engine's efficiency range and its fixed costs
     and link latencies at 1.5x to 0.67x."""
     decode_tokens_per_s_guide: float
@@ -147,13 +147,13 @@ class ThroughputAnswer:
     total_tokens_per_s_guide: float
     """The guide's rule for the asked batch, all copies together: each copy's share of its summed bandwidth over the
     weights read once plus each stream's KV cache, in tokens/s."""
-    total_tokens_per_s_ceiling: float | None
+    total_tokens_per_s_ceiling: float
     """Roofline ceiling in tokens/s for all streams of the asked batch together: batch_size x
     decode_tokens_per_s_ceiling."""
     total_tokens_per_s: float
     """Expected tokens/s of all streams of the asked batch together, over all copies: batch_size x
     decode_tokens_per_s_expected."""
-    total_tokens_per_s_range: Range | None
+    total_tokens_per_s_range: Range
     """total_tokens_per_s as low, typical and high, from the same efficiency and fixed-cost ranges as
     decode_tokens_per_s_range."""
     max_concurrent_sequences: int | None
@@ -180,7 +180,7 @@ class ThroughputAnswer:
     time_to_first_token_s: float
     """Seconds to prefill one prompt alone on one copy, with no queue: the larger of matmul time and one weight read,
     plus fixed costs and collectives. Under load: capacity_time_to_first_token_s."""
-    time_to_first_token_s_range: Range | None
+    time_to_first_token_s_range: Range
     """time_to_first_token_s as a range in seconds: low is the fastest (high share of peak, low fixed costs), high the
     slowest."""
     prefill_tokens_per_s: float
@@ -392,6 +392,15 @@ def throughput_answer(
     # three, and for full load), time to first token on the prefill share.
     shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
         if ends or capacity["max_total_tokens_per_s_range"] is not None else None
+    # the figures on the ends and the ceiling; without `ends` null, as the answer does not show them
+    at_ends: dict = dict.fromkeys(ENDS_FIELDS - {"time_to_first_token_s_range"})
+    if ends:
+        assert per_stream is not None and total is not None  # priced above, with the ends
+        at_ends = {"decode_tokens_per_s_ceiling": 1 / ideal.step_s,
+                   "decode_tokens_per_s_achievable": s.bandwidth_fraction / ideal.step_s,
+                   "decode_tokens_per_s_range": replace(per_stream, note=shares),
+                   "total_tokens_per_s_ceiling": batch / ideal.step_s,
+                   "total_tokens_per_s_range": replace(total, note=shares)}
     if capacity["max_total_tokens_per_s_range"] is not None:
         capacity = {**capacity, "max_total_tokens_per_s_range": replace(capacity["max_total_tokens_per_s_range"],
                                                                         note=shares)}
@@ -409,15 +418,11 @@ def throughput_answer(
         decode_efficiency=s.typical.bandwidth_efficiency,
         decode_efficiency_range=efficiency,
         achievable_bandwidth_fraction=s.bandwidth_fraction,
-        decode_tokens_per_s_ceiling=1 / ideal.step_s if ends else None,
-        decode_tokens_per_s_achievable=s.bandwidth_fraction / ideal.step_s if ends else None,
         decode_tokens_per_s_expected=per_stream_typical,
-        decode_tokens_per_s_range=None if per_stream is None else replace(per_stream, note=shares),
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
-        total_tokens_per_s_ceiling=batch / ideal.step_s if ends else None,
         total_tokens_per_s=total_typical,
-        total_tokens_per_s_range=None if total is None else replace(total, note=shares),
+        **at_ends,
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
         link_bytes_per_s=None if link is None else link.bytes_per_s,
