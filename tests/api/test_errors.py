@@ -1,7 +1,9 @@
 """Every error is problem+json with an `errors` member; bad input is never a 500."""
 
 import pytest
+from marshmallow import fields
 
+from service.api import schemas
 from service.app import create_app
 
 PROBLEM = "application/problem+json"
@@ -250,3 +252,17 @@ def test_every_message_a_request_schema_can_give_is_coded():
                              if not isinstance(getattr(validator, attr), Message)]
     assert len(_request_schemas()) > 20
     assert not bare, bare[:20]
+
+
+@pytest.mark.parametrize("field_obj", [fields.Integer(required=True), fields.Integer(load_default=3),
+                                       fields.Nested(schemas.CardSpecSchema)])
+def test_a_request_part_loaded_partially_has_no_required_field_nor_default(field_obj):
+    """A partial load skips an absent field: a required one would go unrefused, a default unset."""
+    bad = type("Bad", (schemas._Optional,), {"x": field_obj})
+    with pytest.raises(AssertionError, match="required or has a default"):
+        bad()
+
+
+def test_a_workload_loads_only_what_was_given():
+    loaded = schemas.WorkloadSpecSchema().load({"prompt_tokens": 1000, "parallelism": {"tensor": 2}})
+    assert (loaded.prompt_tokens, loaded.parallelism.tensor, loaded.context_tokens, loaded.mode) == (1000, 2, None, None)
