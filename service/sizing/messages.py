@@ -81,9 +81,10 @@ def _format(text: str, params: Mapping[str, object], say: Callable[[object], str
     return fast.format_map(values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Template:
-    """A sentence the domain can say: its code, its English and what it means."""
+    """A sentence the domain can say: its code, its English and what it means. One object per code
+    (template() registers it), compared and hashed as itself: M.kept keys on it."""
 
     code: str
     english: str
@@ -103,9 +104,16 @@ class Template:
             return self.one
         return self.english
 
-    @property
+    @functools.cached_property
     def fields(self) -> frozenset[str]:
         return _compiled(self.english)[2]
+
+    def __reduce__(self):
+        return _registered, (self.code,)
+
+
+def _registered(code: str) -> Template:
+    return TEMPLATES[code]
 
 
 def plural_n(count: object) -> int:

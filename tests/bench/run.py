@@ -1,7 +1,9 @@
 """`make bench`: the real server on loopback with the production config, driven by wrk (or a
 Python load generator when wrk is missing), POST /estimate against the framework floor.
 
-Reports requests per second, p50 and p99 latency, their ratio, a 1000-item batch in items/s,
+Each load runs in turn, a few rounds (the machine's speed drifts; a round's loads share a
+minute of it). Reports requests per second, p50 and p99 latency, each load's share of the
+floor, a 1000-item batch in items/s,
 cold start (import to first answer) and resident memory per worker, and writes
 docs/performance.md with the machine's cores and the commands to reproduce.
 """
@@ -106,7 +108,6 @@ wrk.headers["Content-Type"] = "application/json"
 # load finds the answers, or the messages, of another in a cache. A slot holds 1.5 million.
 DISTINCT_CONTEXTS = 30_000
 SLOTS_PER_LOAD = 2  # wrk's threads (one slot each); the Python generator takes the first
-BATCH_SLOT = 4
 
 
 def distinct_body(slot: int, n: int) -> dict:
@@ -192,11 +193,11 @@ def load(url, body, connections, seconds, wrk_threads, slot=0):
     return python_load(url, body, connections, seconds, slot)
 
 
-def batch_items_per_s(base: str, items: int = 1000, rounds: int = 3) -> float:
-    """A batch of new questions (every item its own context length) over HTTP, in items/s."""
+def batch_items_per_s(base: str, slot: int, items: int = 1000, rounds: int = 3) -> float:
+    """A batch of new questions (in `slot`) over HTTP, in items/s."""
     best = float("inf")
     for r in range(rounds):
-        body = {"items": [distinct_body(BATCH_SLOT, r * items + i) for i in range(items)]}
+        body = {"items": [distinct_body(slot, r * items + i) for i in range(items)]}
         start = time.perf_counter()
         response = requests.post(f"{base}/v1/estimate/batch", json=body, timeout=120)
         response.raise_for_status()
@@ -218,7 +219,35 @@ SPARSE_FIELDS = "summary,fit.fits,fit.cards_needed"  # a chatbot's question: the
 
 
 def _row(label: str, r: dict) -> str:
-    return f"| {label} | {r['rps']:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |"
+    return (f"| {label} | {r['rps']:,.0f} | {r['share']:.0%} ({', '.join(f'{s:.0%}' for s in r['shares'])}) "
+            f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |")
+
+
+LOADS = ("floor", "estimate", "distinct", "distinct_sparse")
+
+
+def alternating(base: str, args) -> dict:
+    """Each load in turn, `args.rounds` times, so that every round's loads see the same minute of
+    a machine whose speed drifts (a shared two-core machine's floor moved 2,300-4,100 requests/s
+    within minutes): per load the median over rounds of requests/s, p50, p99 and of each round's
+    share of that round's floor; the new questions of each round in slots of their own."""
+    runs: dict[str, list[dict]] = {name: [] for name in LOADS}
+    for r in range(args.rounds):
+        first = r * 2 * SLOTS_PER_LOAD
+        runs["floor"].append(load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2))
+        runs["estimate"].append(load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2))
+        runs["distinct"].append(load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2, slot=first))
+        runs["distinct_sparse"].append(load(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, args.connections,
+                                            args.seconds, 2, slot=first + SLOTS_PER_LOAD))
+    out = {}
+    for name, rounds in runs.items():
+        shares = [r["rps"] / f["rps"] for r, f in zip(rounds, runs["floor"])]
+        out[name] = {"rps": statistics.median(r["rps"] for r in rounds),
+                     "p50_ms": statistics.median(r["p50_ms"] for r in rounds),
+                     "p99_ms": statistics.median(r["p99_ms"] for r in rounds),
+                     "errors": sum(r["errors"] for r in rounds), "share": statistics.median(shares),
+                     "shares": shares}
+    return out
 
 
 def report(results: dict, args) -> str:
@@ -231,7 +260,7 @@ def report(results: dict, args) -> str:
                    f"**{p['batch_peer_fields_item_ms'] / peer:.1f}x** its time (the whole answer "
                    f"{p['batch_item_ms'] / peer:.1f}x)")
     cmd = (f"make bench  # = python -m tests.bench.run --workers {args.workers} --threads {args.threads} "
-           f"--connections {args.connections} --seconds {args.seconds}")
+           f"--connections {args.connections} --seconds {args.seconds} --rounds {args.rounds}")
     rows = "\n".join([
         _row("POST /estimate, **a new question every time** (context and output vary)", m),
         _row(f"POST /estimate?fields={SPARSE_FIELDS}, a new question every time", sparse),
@@ -242,20 +271,21 @@ def report(results: dict, args) -> str:
 
     Measured by `make bench` on {results['cores']} cores ({results['cpu']}), Python {sys.version.split()[0]},
     gunicorn with deploy/gunicorn.conf.py ({args.workers} workers x {args.threads} threads), the load
-    generator ({results['generator']}) on the same machine, {args.connections} connections for {args.seconds} s each,
-    on {results['date']}.
+    generator ({results['generator']}) on the same machine, {args.connections} connections, each load
+    {args.seconds} s in turn, {args.rounds} rounds (medians over rounds; the share of the floor is each
+    round's share, its median first), on {results['date']}.
 
-    | endpoint | requests/s | p50 ms | p99 ms | non-2xx |
-    |---|---|---|---|---|
+    | endpoint | requests/s | of the floor (each round) | p50 ms | p99 ms | non-2xx |
+    |---|---|---|---|---|---|
     {{rows}}
 
-    - A new question every request (no cache hit): **{m['rps'] / b['rps']:.0%}** of the floor's
+    - A new question every request (no cache hit): **{m['share']:.0%}** of the floor's
       throughput, p99 {m['p99_ms']:.1f} ms (the full computation: memory, fit, the engine's plan,
       roofline, decode curve, full-load capacity, four alternatives, ranges, host sizing, summary).
     - A new sparse question every request (`fields={SPARSE_FIELDS}`: the parts they need, no
-      alternatives, curve or costs): **{sparse['rps'] / b['rps']:.0%}** of the floor, p99
+      alternatives, curve or costs): **{sparse['share']:.0%}** of the floor, p99
       {sparse['p99_ms']:.1f} ms.
-    - The same question again, served from the per-worker answer cache: {e['rps'] / b['rps']:.0%} of
+    - The same question again, served from the per-worker answer cache: {e['share']:.0%} of
       the floor, p99 {e['p99_ms']:.1f} ms.
     - A 1000-item `POST /estimate/batch` of new questions over HTTP: **{results['batch_items_per_s']:,.0f} items/s**.
     - In process (Flask's test client, no network, cache off; best of 5 alternating rounds), per
@@ -286,7 +316,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=5, help="each load, each round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args(argv)
     port = free_port()
@@ -296,12 +327,8 @@ def main(argv=None) -> int:
     try:
         load(f"{base}/v1/estimate", ESTIMATE, args.connections, 2, 2)  # warm every worker
         results = {
-            "floor": load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2),
-            "estimate": load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2),
-            "distinct": load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2, slot=0),
-            "distinct_sparse": load(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, args.connections,
-                                    args.seconds, 2, slot=SLOTS_PER_LOAD),
-            "batch_items_per_s": batch_items_per_s(base),
+            **alternating(base, args),
+            "batch_items_per_s": batch_items_per_s(base, slot=2 * SLOTS_PER_LOAD * args.rounds),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
         # the in-process figures after the server's load: the two never share the cores
