@@ -231,6 +231,7 @@ class Setup:
     compute: Range  # of the peak, low to high
     engine_name: str = "guide"  # as answered: the engine named, the default engine, or the guide's rule
     compute_why: str = ""  # where the matmuls' share of peak comes from
+    compute_key: str = "bf16"  # the rate the matmuls run at (_compute_key)
 
     @property
     def engine(self) -> Engine:
@@ -270,10 +271,11 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
           par: Parallelism, fabric: Fabric, notes: Notes) -> Setup:
     """The deployments of one copy of `par` (its replicas are the copies)."""
     engine = ENGINES[workload.engine]
-    group = replace(par, data=1, replicas=1)
-    peak = compute_flops(card, compute_path(card, workload, notes), notes, "compute")
+    group = par if par.data == 1 and par.replicas == 1 else replace(par, data=1, replicas=1)
+    path = compute_path(card, workload, notes)
+    peak = compute_flops(card, path, notes, "compute")
     fraction = achievable_fraction(card, notes)
-    key = _compute_key(card, workload)
+    key = _compute_key(card, workload, path)
     measured = _compute_fraction(card, key, notes)
     if workload.engine is None and card.kind != "card" and workload.decode_efficiency is None:
         efficiency, shares, priced = _guide_tier(card, group, fraction, notes), PREFILL_EFFICIENCY_RANGE, False
@@ -290,7 +292,7 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
     return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
-                 efficiency=efficiency, compute=compute, engine_name=name, compute_why=why)
+                 efficiency=efficiency, compute=compute, engine_name=name, compute_why=why, compute_key=key)
 
 
 def guide_share(card: Card, group: Parallelism) -> float:
@@ -407,7 +409,7 @@ def throughput_answer(
     return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
         engine=s.engine_name,
-        compute_precision=_compute_key(s.typical.card, workload),
+        compute_precision=s.compute_key,
         peak_flops_per_s=peak, bandwidth_bytes_per_s=bandwidth,
         ridge_flops_per_byte=ridge_flops_per_byte(s.typical.peak_flops, card_bandwidth),
         arithmetic_intensity_flops_per_byte=intensity,
@@ -720,8 +722,9 @@ def _curve(s: Setup, context: int, concurrency: int | None,
     return tuple(points)
 
 
-def _compute_key(card: Card, workload: Workload) -> str:
-    for key in compute_path(card, workload, None):
+def _compute_key(card: Card, workload: Workload, path: tuple[str, ...] | None = None) -> str:
+    """The first of the compute path's rates the card lists (`path`, when already found), else bf16."""
+    for key in path or compute_path(card, workload, None):
         if key in card.dense_flops:
             return key
     return "bf16"
