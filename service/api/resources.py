@@ -1,5 +1,6 @@
 """The computing endpoints: parse with a schema, call the domain, dump with a schema."""
 
+import functools
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -53,6 +54,7 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
     return result.card.line, dump(result)
 
 
+@functools.lru_cache(maxsize=256)  # once a request, not once an item of a batch
 def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     """The costly parts an estimate's fields need (every part for the whole answer): the
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
