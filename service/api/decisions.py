@@ -126,7 +126,8 @@ def _answer(result: rec.Recommendation, scenario, lang: str) -> dict:
         "example_cards": result.examples,
         "excluded_lines": [{"line": line, "reason": why} for line, why in result.excluded_lines],
         "candidates": result.candidates,
-        "host": said_in(lang, host_sizing(choice.card, choice.count, cards_per_machine(choice.card, None, Notes())))
+        "host": said_in(lang, host_sizing(choice.card, choice.count,
+                                          cards_per_machine(choice.card, None, Notes.unread())))
         if choice else None,
         "reasons": list(result.reasons),
         "lang": lang,

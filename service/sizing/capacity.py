@@ -114,7 +114,7 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
     tried = 0
     for group in groups_holding(model, engine, per_machine,
                                 lambda par: breakdown.serving_need_bytes_per_card(par, 1) <= usable):
-        s = setup(model, workload, breakdown, card, group, fabric, Notes())
+        s = setup(model, workload, breakdown, card, group, fabric, Notes.unread())
         option, fastest = _option(model, workload, s, group, prompt, output, usable, target, count)
         if option is not None and (best is None or _better(option, best, count)):
             best = option

@@ -273,7 +273,7 @@ def _option(model: ModelSpec, given: WorkloadInput, workload: Workload, offer: O
         own.warn(text)
     host = power = None
     if reached.cards is not None:
-        per_machine = cards_per_machine(card, hardware.cards_per_node, Notes())
+        per_machine = cards_per_machine(card, hardware.cards_per_node, Notes.unread())
         slots = machine_slots(_parallelism(reached.plan), per_machine) if reached.plan else per_machine
         host = host_sizing(card, reached.cards, slots)
         power = energy_answer(host.typical_power_w, "machine", energy, notes)

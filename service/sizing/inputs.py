@@ -43,6 +43,12 @@ class Notes:
     _named: set[str] = field(default_factory=set, repr=False)
     quiet: bool = False
 
+    @classmethod
+    def unread(cls) -> "Notes":
+        """Notes no answer shows (a search's trial plans, an alternative's, a figure worked out
+        again for another context): quiet."""
+        return cls(quiet=True)
+
     def use(self, name: str, given, default: d.Default):
         """The given value, or the default (recorded as an assumption)."""
         if given is not None:

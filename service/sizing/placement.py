@@ -323,7 +323,7 @@ def training_placements(
     def breakdown(stage: int | None, tensor: int) -> MemoryBreakdown:
         key = (stage, tensor)
         if key not in breakdowns:
-            breakdowns[key] = memory_breakdown(model, replace(workload, zero_stage=stage), Notes(), tensor)
+            breakdowns[key] = memory_breakdown(model, replace(workload, zero_stage=stage), Notes.unread(), tensor)
         return breakdowns[key]
 
     def place(group: Parallelism, stage: int | None, copies: int, cards: int, given: bool) -> Placement:
@@ -346,7 +346,7 @@ def training_placements(
         # (at micro-batch 1 unless the caller set the micro-batch).
         micro = 1 if "batch_size" in workload.open_settings else workload.batch_size
         full = replace(workload, recompute="full", batch_size=micro)
-        if training_placements(model, full, card, count, per_machine, Notes(), network_gb_per_s).least:
+        if training_placements(model, full, card, count, per_machine, Notes.unread(), network_gb_per_s).least:
             return training_placements(model, full, card, count, per_machine, notes, network_gb_per_s)
     if count is None:
         group, stage = recipes[0]
@@ -428,7 +428,7 @@ def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
     """The recipe with the least step time per token that fits on `count` cards (the earlier on
     a tie), by the step model; None when none fits."""
     from . import training_time as tt  # the step model prices plans, which it imports from here
-    quiet = Notes()
+    quiet = Notes.unread()
     cluster = tt.cluster_for(card, HardwareInput(card, count, per_machine, network_gb_per_s), quiet)
     peak = tt.peak_for_training(card, workload, quiet)
     batch = tt.global_batch(model, workload, quiet)
@@ -452,7 +452,7 @@ def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
         par = replace(split, data=copies)
         key = (variant.zero_stage, par.tensor, variant.batch_size, variant.recompute)
         if key not in breakdowns:
-            breakdowns[key] = memory_breakdown(model, variant, Notes(), par.tensor)
+            breakdowns[key] = memory_breakdown(model, variant, Notes.unread(), par.tensor)
         b = breakdowns[key]
         need = b.training_need_bytes_per_card(par)
         if need > usable:

@@ -144,7 +144,7 @@ def _recommend(model: ModelSpec, resolved: Workload, constraints: Constraints, c
     candidates: tuple[Candidate, ...] = ()
     evaluated: list[Candidate] = []
     # A serving job's memory is the same on every card: made once for the candidates.
-    breakdown = None if resolved.training or target is not None else memory_breakdown(model, resolved, Notes())
+    breakdown = None if resolved.training or target is not None else memory_breakdown(model, resolved, Notes.unread())
     for line in allowed:
         line_tiers = [card for card in tiers if card.line == line]
         if _pcie_cluster(model, resolved, line_tiers, constraints):
@@ -242,7 +242,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
     if c.power_w is not None and card.power_w > c.power_w:
         return Candidate(card, None, False, figure, None, None, None,
                          M.CARD_POWER_OVER(power_w=card.power_w, allowed_w=c.power_w))
-    answer = capacity_for(model, workload, HardwareInput(card), target, Notes())
+    answer = capacity_for(model, workload, HardwareInput(card), target, Notes.unread())
     if not answer.meets_target:
         return Candidate(card, None, False, figure, None, None, None, answer.reason)
     plan, cards, _ = met_plan(answer)
@@ -264,7 +264,7 @@ def _for_target(model: ModelSpec, workload: Workload, card: Card, c: Constraints
 
 def machine_power_w(card: Card, count: int) -> float:
     """What the machines carrying `count` cards draw: the figure /cost and /estimate price."""
-    return host_sizing(card, count, cards_per_machine(card, None, Notes())).typical_power_w
+    return host_sizing(card, count, cards_per_machine(card, None, Notes.unread())).typical_power_w
 
 
 def _over_total_power(c: Constraints, card: Card, cards: int, power_w: float | None = None) -> M.Message | None:

@@ -701,7 +701,7 @@ def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown
     tokens = max(1, round(context))
     if tokens == workload.context_tokens:
         return breakdown
-    return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes(), breakdown.tensor)
+    return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes.unread(), breakdown.tensor)
 
 
 def _curve(s: Setup, context: int, concurrency: int | None,

@@ -671,7 +671,7 @@ def guide_curve_cards(
 
     def guide(cards: int) -> float:
         par = Parallelism(group.tensor, group.pipeline, group.expert, data=cards // size)
-        time = training_answer(model, workload, card, par, place, Notes()).time_s_guide_curve
+        time = training_answer(model, workload, card, par, place, Notes.unread()).time_s_guide_curve
         return math.inf if time is None else time
 
     return _least(guide, deadline_s, start, size)

@@ -137,7 +137,7 @@ def _format_that_fits(model: ModelSpec, given: WorkloadInput, workload: Workload
                       if p.bytes_per_value < workload.precision.bytes_per_value),
                      key=lambda p: -p.bytes_per_value)
     for precision in smaller:
-        notes = Notes()
+        notes = Notes.unread()
         try:
             resolved = resolve_workload(replace(given, precision=precision.name, parallelism=None), notes, model)
             job = place_serving(model, resolved, hardware, notes)
@@ -181,13 +181,13 @@ def _inference_alternative(model: ModelSpec, variant: WorkloadInput, card: Card,
     """The job in another format on the least count of the card, on the machines and links the
     answer's own plan found (the same for every format); in the answer's own format, on the
     answer's own memory and least count (and its speed's setup, when it is shown on that count)."""
-    notes = Notes()
+    notes = Notes.unread()
     try:
         resolved = resolve_workload(variant, notes, model)
         if resolved == serve.workload:
             breakdown, least = serve.breakdown, serve.placements.least
             found = None if least is None else (least, serve.setup if serve.placement is least else setup(
-                model, resolved, breakdown, card, least.parallelism, serve.fabric, Notes()))
+                model, resolved, breakdown, card, least.parallelism, serve.fabric, Notes.unread()))
         else:
             breakdown = memory_breakdown(model, resolved, notes)
             found = least_serving(model, resolved, breakdown, card, serve.per_machine, serve.fabric)
@@ -206,14 +206,14 @@ def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serv
     # _alternatives asks only when `fewer` is set, and serving_placements sets it only beside a `least`
     assert fewer is not None and least is not None
     planned = replace(workload, parallelism=fewer.parallelism)
-    s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes())
+    s = setup(model, planned, serve.breakdown, hardware.card, fewer.parallelism, serve.fabric, Notes.unread())
     return Alternative(M.ALT_PLAN(plan=fewer.parallelism.said()), fewer.cards, "decode_tokens_per_s_expected",
                        stream_speed(planned, s),
                        M.ALT_PIPELINE(cards=fewer.cards, needs=least.cards))
 
 
 def _training_alternative(model, variant, hardware, label) -> Alternative:
-    notes = Notes()
+    notes = Notes.unread()
     try:
         resolved = resolve_workload(variant, notes, model)
         job = place_training(model, resolved, replace(hardware, count=None), notes)

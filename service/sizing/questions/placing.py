@@ -98,10 +98,10 @@ def least_serving(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdo
     """The least count of `card` that holds the job, the engine's plan on it and its speed set up:
     what place_serving shows for no count, without the notes it keeps or the layer split beside
     it (an alternative's, on the machines and links of the answer it is an alternative to)."""
-    least = serving_placements(model, resolved, breakdown, card, None, per_machine, Notes(), fewer=False).least
+    least = serving_placements(model, resolved, breakdown, card, None, per_machine, Notes.unread(), fewer=False).least
     if least is None:
         return None
-    return least, setup(model, resolved, breakdown, card, least.parallelism, fabric, Notes())
+    return least, setup(model, resolved, breakdown, card, least.parallelism, fabric, Notes.unread())
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdow
     fabric = fabric_for(card, per_machine, hardware.network_gb_per_s, notes)
     most = None
     if len(placements.options) > 1:
-        options = [(placed, setup(model, resolved, breakdown, card, placed.parallelism, fabric, Notes()))
+        options = [(placed, setup(model, resolved, breakdown, card, placed.parallelism, fabric, Notes.unread()))
                    for placed in placements.options]
         placements = replace(placements, asked=_fastest(resolved, options)[0])
         most = _most_served(model, resolved, options) if full_load else None
@@ -148,7 +148,7 @@ def _most_served(model: ModelSpec, workload: Workload,
     larger one with room for longer batches."""
     def served(option: tuple[Placement, Setup]) -> float:
         placed, s = option
-        return serving_capacity(model, workload, s, placed, Notes())["max_total_tokens_per_s"] or 0.0
+        return serving_capacity(model, workload, s, placed, Notes.unread())["max_total_tokens_per_s"] or 0.0
 
     return max(options, key=served)  # max keeps the first of equals: the smallest copy
 
@@ -180,7 +180,7 @@ def _training_fixes(model: ModelSpec, workload: Workload, card: Card, per_machin
     that does, full recomputation, or both; tensor parallelism is what remains."""
     def least(variant: Workload) -> int | None:
         try:
-            held = training_placements(model, variant, card, None, per_machine, Notes()).least
+            held = training_placements(model, variant, card, None, per_machine, Notes.unread()).least
         except InvalidInputError:
             return None
         return None if held is None else held.cards

@@ -93,7 +93,7 @@ def _least_count_by(model: ModelSpec, resolved: Workload, hardware: HardwareInpu
     @functools.cache
     def time_s(cards: int) -> float:
         try:
-            time = place_training(model, resolved, replace(hardware, count=cards), Notes()).answer.time_s
+            time = place_training(model, resolved, replace(hardware, count=cards), Notes.unread()).answer.time_s
         except InvalidInputError:
             return math.inf
         return math.inf if time is None else time
@@ -111,5 +111,5 @@ def _least_count_by(model: ModelSpec, resolved: Workload, hardware: HardwareInpu
 
 def _curve_point(model, workload, card, group: Parallelism, cards: int, place, fits: bool) -> ScalingPoint:
     par = replace(group, data=cards // group.group)
-    answer = training_answer(model, workload, card, par, place, Notes())
+    answer = training_answer(model, workload, card, par, place, Notes.unread())
     return ScalingPoint(cards, fits, answer.scaling_efficiency, answer.time_s, answer.time_s_guide_curve)
