@@ -78,6 +78,9 @@ def test_a_message_is_its_english_and_keeps_its_code_and_parameters():
     assert said.code == "deadline_missed" and said.params["time_s"] == 3.5 * 86_400  # SI: seconds
     assert said.say(ZH) == "8 张卡需要 3.5 天：16 张才能赶上 2 天的期限"
     assert pickle.loads(pickle.dumps(said)).code == copy.deepcopy(said).code == "deadline_missed"
+    # a template is one object per code, compared as itself, also once pickled or copied
+    assert pickle.loads(pickle.dumps(said)).template is copy.deepcopy(said).template is said.template
+    assert messages.kept(messages.PART_KV_CACHE) is messages.kept(messages.PART_KV_CACHE)
 
 
 def test_nested_messages_and_lists_are_said_in_the_language_asked():

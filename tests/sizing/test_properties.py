@@ -108,3 +108,32 @@ def test_no_answer_field_is_nan_or_infinite(model, card, workload, count, lang):
     result = e.estimate(model, workload, HardwareInput(card, count), EnergyInput(), lang)
     assert all(math.isfinite(x) for x in _numbers(result))
     assert result.summary
+
+
+NOTHING_COSTLY = e.Parts(alternatives=False, summary=False, full_load=False, curve=False, costs=False, notes=False,
+                         ends=False)
+
+
+@given(models(), cards, workloads("inference"), st.one_of(st.none(), st.integers(1, 64)))
+def test_an_estimate_that_computes_none_of_its_costly_parts_says_the_same_of_the_rest(model, card, workload, count):
+    """What llm-analysis answers (memory, fit, the typical speed and time to first token), asked
+    alone, is the whole answer's to the last bit: no end, note, curve or alternative it skips
+    moves it."""
+    hardware = HardwareInput(card, count)
+
+    def answer(parts):
+        try:
+            return e.estimate(model, workload, hardware, EnergyInput(), parts=parts)
+        except Exception as exc:  # the same refusal either way
+            return type(exc), str(exc)
+
+    whole, sparse = answer(e.EVERY_PART), answer(NOTHING_COSTLY)
+    if isinstance(whole, tuple):
+        assert sparse == whole
+        return
+    assert (sparse.memory, sparse.fit, sparse.parallelism) == (whole.memory, whole.fit, whole.parallelism)
+    for name in ("decode_tokens_per_s_expected", "total_tokens_per_s", "time_to_first_token_s", "decode_step",
+                 "compute_precision", "decode_efficiency_range", "max_concurrent_sequences",
+                 "decode_tokens_per_s_guide"):
+        assert getattr(sparse.throughput, name) == getattr(whole.throughput, name), name
+    assert sparse.assumptions == sparse.warnings == () and sparse.alternatives == ()

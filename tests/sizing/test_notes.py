@@ -1,0 +1,69 @@
+"""Notes: what an answer assumed and warns about. A quiet one (an answer that shows neither, a
+search's trial) keeps nothing and makes no note handed over to be made; notes kept with a
+result worked out once are said again in the same order."""
+
+from dataclasses import replace
+
+import pytest
+
+from service.sizing import messages as M
+from service.sizing.catalog import get_card
+from service.sizing.inputs import Notes
+from service.sizing.links import fabric_for
+
+
+def _made(made: list):
+    def make():
+        made.append(1)
+        return M.PART_KV_CACHE()
+    return make
+
+
+@pytest.mark.parametrize(("notes", "kept", "made"), [(Notes(), 1, 1), (Notes(quiet=True), 0, 0), (Notes.unread(), 0, 0)])
+def test_a_note_handed_over_is_made_only_by_notes_that_keep_it(notes, kept, made):
+    calls: list = []
+    notes.assume("x", 1, _made(calls))
+    notes.assume("x", 2, _made(calls))  # said once: the second is not made either
+    notes.warn(_made(calls))
+    notes.warn(M.PART_KV_CACHE())  # the same warning once
+    assert (len(notes.assumptions), len(notes.warnings), len(calls)) == (kept, kept, made + made)
+
+
+def test_a_quiet_notes_still_answers_with_the_default():
+    from service.sizing import defaults as d
+    assert Notes(quiet=True).use("batch_size", None, d.BATCH_SIZE) == d.BATCH_SIZE.value
+    assert Notes(quiet=True).use("batch_size", 7, d.BATCH_SIZE) == 7
+
+
+def test_notes_said_again_keep_their_order_and_say_each_name_once():
+    said = Notes()
+    said.assume("a", 1, M.PART_KV_CACHE())
+    said.assume("b", 2, M.PART_KV_CACHE())
+    said.warn(M.FIT_NO_COUNT())
+    notes = Notes()
+    notes.assume("b", 0, M.PART_KV_CACHE())  # already said by the caller: its own value stays
+    notes.replay(said)
+    assert [(a.name, a.value) for a in notes.assumptions] == [("b", 0), ("a", 1)]
+    assert notes.warnings == [M.FIT_NO_COUNT()]
+    quiet = Notes(quiet=True)
+    quiet.replay(said)
+    assert quiet.assumptions == [] and quiet.warnings == []
+
+
+def test_a_cards_fabric_is_worked_out_once_and_its_notes_said_to_every_caller():
+    card = get_card("h100-sxm")
+    first, second = Notes(), Notes()
+    one = fabric_for(card, 8, None, first)
+    assert fabric_for(card, 8, None, second) is one
+    assert [(a.name, a.value, a.note) for a in first.assumptions] == \
+        [(a.name, a.value, a.note) for a in second.assumptions] != []
+    assert fabric_for(card, 4, None, Notes()) is not one  # another machine, another fabric
+    assert fabric_for(card, 8, 100.0, Notes()).between.bytes_per_s < one.between.bytes_per_s
+
+
+def test_a_card_of_the_same_id_with_other_figures_gets_its_own_fabric():
+    card = get_card("h100-sxm")
+    slower = replace(card, interconnect_bytes_per_s=card.interconnect_bytes_per_s / 2)
+    assert hash(slower) == hash(card) and slower != card
+    assert fabric_for(slower, 8, None, Notes()).inside.bytes_per_s == \
+        pytest.approx(fabric_for(card, 8, None, Notes()).inside.bytes_per_s / 2)
