@@ -194,8 +194,19 @@ def _all_optional(schema: Schema) -> None:
     for name, field_obj in schema.load_fields.items():
         assert not field_obj.required and field_obj.load_default is missing, \
             f"{type(schema).__name__}.{name} is required or has a default: a partial load would skip it"
-        if isinstance(field_obj, fields.Nested):
-            _all_optional(field_obj.schema)
+        for inner in _parts_inside(field_obj):
+            _all_optional(inner)
+
+
+def _parts_inside(field_obj: fields.Field) -> list[Schema]:
+    """The schemas a partial load reaches through a field: nested, in a list, as a dict's values."""
+    if isinstance(field_obj, fields.Nested):
+        return [field_obj.schema]
+    if isinstance(field_obj, fields.List):
+        return _parts_inside(field_obj.inner)
+    if isinstance(field_obj, fields.Dict) and field_obj.value_field is not None:
+        return _parts_inside(field_obj.value_field)
+    return []
 
 
 # --- requests -----------------------------------------------------------------------------

@@ -37,8 +37,9 @@ class Figure:
 
 @dataclass(frozen=True)
 class Card:
-    """An accelerator card or one of the guide's tiers, in SI units. Hashed by its id (equal cards
-    share one; its figures hold mappings), so that what depends only on a card is worked out once.
+    """An accelerator card or one of the guide's tiers, in SI units. Hashed by its id and headline
+    figures (its other figures hold mappings), so that what depends only on a card is worked out
+    once.
 
     `dense_flops` maps a precision (bf16, fp16, fp8, int8, ...) to dense FLOP/s (OP/s for
     int8); a precision the source does not give is absent. `interconnect_bytes_per_s` is
@@ -74,7 +75,9 @@ class Card:
     line_assumed: M.Message | None = None  # why a custom card's line was inferred, when the caller gave none
 
     def __hash__(self) -> int:
-        return hash(self.id)
+        # equal cards have equal figures; every custom card is "custom", so its figures tell it apart
+        return hash((self.id, self.memory_bytes, self.bandwidth_bytes_per_s, self.interconnect_bytes_per_s,
+                     self.power_w))
 
 
 

@@ -104,15 +104,19 @@ wrk.headers["Content-Type"] = "application/json"
 """
 # A question never asked before in the run, every request: `slot` n's questions have contexts of
 # 2,000-31,999 tokens (llama-3.1-8b on one rtx-4090, no warning: one regime for every load) and
-# output lengths of their own (100 + 50 x slot, then one more each 30,000 questions), so that no
-# load finds the answers, or the messages, of another in a cache. A slot holds 1.5 million.
+# output lengths of their own (100 + 20 x slot, then one more each 30,000 questions), so that no
+# load finds the answers, or the messages, of another in a cache. A slot holds 600,000; an output
+# stays below the shortest context for MAX_SLOTS slots.
 DISTINCT_CONTEXTS = 30_000
+OUTPUTS_PER_SLOT = 20
+MAX_SLOTS = 90  # 100 + 20 x 90 = 1,900 tokens of output, under 2,000 of context
 SLOTS_PER_LOAD = 2  # wrk's threads (one slot each); the Python generator takes the first
 
 
 def distinct_body(slot: int, n: int) -> dict:
+    assert slot < MAX_SLOTS and n < OUTPUTS_PER_SLOT * DISTINCT_CONTEXTS
     return {**ESTIMATE, "workload": {"context_tokens": 2000 + n % DISTINCT_CONTEXTS,
-                                     "output_tokens": 100 + 50 * slot + n // DISTINCT_CONTEXTS}}
+                                     "output_tokens": 100 + OUTPUTS_PER_SLOT * slot + n // DISTINCT_CONTEXTS}}
 
 
 LUA_DISTINCT = """local threads_n = 0
@@ -125,7 +129,7 @@ function init(args)
 end
 function request()
   local context = 2000 + n % {contexts}
-  local output = 100 + 50 * slot + math.floor(n / {contexts})
+  local output = 100 + {outputs} * slot + math.floor(n / {contexts}) % {outputs}
   n = n + 1
   local body = string.format('{{"model": "llama-3.1-8b", "hardware": {{"card": "rtx-4090"}}, ' ..
     '"workload": {{"context_tokens": %d, "output_tokens": %d}}}}', context, output)
@@ -139,7 +143,8 @@ def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: in
     questions, from `slot` on, one slot per wrk thread)."""
     assert body is not None or threads <= SLOTS_PER_LOAD
     script = Path(tempfile.mkdtemp()) / "post.lua"
-    script.write_text(LUA_DISTINCT.format(first_slot=slot, contexts=DISTINCT_CONTEXTS) if body is None
+    script.write_text(LUA_DISTINCT.format(first_slot=slot, contexts=DISTINCT_CONTEXTS, outputs=OUTPUTS_PER_SLOT)
+                      if body is None
                       else LUA.format(body=json.dumps(body)))
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
                           "-s", str(script), url], capture_output=True, text=True, check=True).stdout
@@ -317,7 +322,7 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=int, default=5, help="each load, each round")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, choices=range(1, 21), metavar="1-20")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args(argv)
     port = free_port()

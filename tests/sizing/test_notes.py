@@ -64,6 +64,18 @@ def test_a_cards_fabric_is_worked_out_once_and_its_notes_said_to_every_caller():
 def test_a_card_of_the_same_id_with_other_figures_gets_its_own_fabric():
     card = get_card("h100-sxm")
     slower = replace(card, interconnect_bytes_per_s=card.interconnect_bytes_per_s / 2)
-    assert hash(slower) == hash(card) and slower != card
     assert fabric_for(slower, 8, None, Notes()).inside.bytes_per_s == \
         pytest.approx(fabric_for(card, 8, None, Notes()).inside.bytes_per_s / 2)
+    # figures the hash leaves out: the same hash, other cards, other fabrics
+    wide, narrow = (replace(card, link_domain_cards=2, pcie_bytes_per_s=rate) for rate in (64e9, 32e9))
+    assert hash(wide) == hash(narrow) and wide != narrow
+    assert fabric_for(wide, 8, None, Notes()).slot.bytes_per_s == \
+        pytest.approx(2 * fabric_for(narrow, 8, None, Notes()).slot.bytes_per_s)
+
+
+def test_custom_cards_hash_apart():
+    """Every custom card's id is "custom": its figures keep a cache keyed on cards from one bucket."""
+    from service.sizing.cards import custom_card
+    made = {hash(custom_card(memory_gib=m, bandwidth_gb_per_s=1000, dense_tflops={"bf16": 100}, power_w=300))
+            for m in range(1, 101)}
+    assert len(made) == 100
