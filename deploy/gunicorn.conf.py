@@ -20,6 +20,7 @@ The worker is gthread with each request read whole before a thread takes it
 """
 
 import atexit
+import gc
 import os
 import shutil
 import sys
@@ -109,10 +110,15 @@ def _remove_own_folder(folder: str, master_pid: int) -> None:
 
 
 def post_worker_init(worker):
-    """A worker has loaded the app and serves: counted, so that replaced workers show."""
+    """A worker has loaded the app and serves: counted, so that replaced workers show. What it
+    loaded (the catalogs, the schemas, the code: about 78,000 objects) is frozen out of the
+    garbage collector's sweeps: a full sweep of them paused every thread of the worker for
+    50-60 ms about once every 1,500 whole answers, and never found any of it garbage (a worker
+    keeps its app until it is replaced)."""
     from service.metrics import count_worker_start
 
     count_worker_start()
+    gc.freeze()
 
 
 # A worker's threads hand the GIL to one another within 0.5 ms, not Python's 5 ms: a light

@@ -146,6 +146,19 @@ def test_a_worker_hands_the_gil_over_within_half_a_millisecond(monkeypatch):
         sys.setswitchinterval(before)
 
 
+def test_a_worker_freezes_what_it_loaded_out_of_the_collectors_sweeps(monkeypatch):
+    import gc
+
+    settings: dict = {}
+    exec((srv.ROOT / "deploy" / "gunicorn.conf.py").read_text(), settings)
+    monkeypatch.setattr("service.metrics.count_worker_start", lambda: None)  # the worker's, not this process's
+    try:
+        settings["post_worker_init"](None)
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
+
+
 def test_gunicorns_own_errors_are_problem_json_too(server):
     """A request line over gunicorn's limit never reaches the app; it still gets problem+json."""
     response = requests.get(f"{server.base}/troubleshoot?q={'x' * 9000}", timeout=5)
