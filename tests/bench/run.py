@@ -91,6 +91,17 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def cpu_s(pids: list[int]) -> float:
+    """User and system CPU seconds the processes have spent (/proc/<pid>/stat)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -156,6 +167,7 @@ def wrk(url: str, body: dict | None, connections: int, seconds: int, threads: in
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: (.*)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
             "p50_ms": ms("50"), "p99_ms": ms("99"),
             "errors": int(errors.group(1)) if errors else 0,
             "socket_errors": socket_errors.group(1) if socket_errors else "none", "raw": out}
@@ -187,7 +199,8 @@ def python_load(url: str, body: dict | None, connections: int, seconds: int, slo
     for thread in pool:
         thread.join()
     latencies.sort()
-    return {"rps": len(latencies) / seconds, "p50_ms": latencies[len(latencies) // 2] * 1e3,
+    return {"rps": len(latencies) / seconds, "requests": len(latencies),
+            "p50_ms": latencies[len(latencies) // 2] * 1e3,
             "p99_ms": latencies[int(len(latencies) * 0.99)] * 1e3, "errors": errors,
             "socket_errors": "n/a", "raw": ""}
 
@@ -225,25 +238,32 @@ SPARSE_FIELDS = "summary,fit.fits,fit.cards_needed"  # a chatbot's question: the
 
 def _row(label: str, r: dict) -> str:
     return (f"| {label} | {r['rps']:,.0f} | {r['share']:.0%} ({', '.join(f'{s:.0%}' for s in r['shares'])}) "
-            f"| {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |")
+            f"| {r['cpu_ms']:.2f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r['errors']} |")
 
 
 LOADS = ("floor", "estimate", "distinct", "distinct_sparse")
 
 
-def alternating(base: str, args) -> dict:
+def alternating(base: str, args, workers: list[int]) -> dict:
     """Each load in turn, `args.rounds` times, so that every round's loads see the same minute of
-    a machine whose speed drifts (a shared two-core machine's floor moved 2,300-4,100 requests/s
+    a machine whose speed drifts (a shared two-core machine's floor moved 1,300-4,100 requests/s
     within minutes): per load the median over rounds of requests/s, p50, p99 and of each round's
-    share of that round's floor; the new questions of each round in slots of their own."""
+    share of that round's floor, and the `workers`' CPU time per request, which that drift moves
+    less; the new questions of each round in slots of their own."""
     runs: dict[str, list[dict]] = {name: [] for name in LOADS}
+
+    def timed(name: str, url: str, body: dict | None, slot: int = 0) -> None:
+        before = cpu_s(workers)
+        result = load(url, body, args.connections, args.seconds, 2, slot)
+        result["cpu_ms"] = (cpu_s(workers) - before) / max(1, result["requests"]) * 1e3
+        runs[name].append(result)
+
     for r in range(args.rounds):
         first = r * 2 * SLOTS_PER_LOAD
-        runs["floor"].append(load(f"{base}/bench/echo", ECHO, args.connections, args.seconds, 2))
-        runs["estimate"].append(load(f"{base}/v1/estimate", ESTIMATE, args.connections, args.seconds, 2))
-        runs["distinct"].append(load(f"{base}/v1/estimate", None, args.connections, args.seconds, 2, slot=first))
-        runs["distinct_sparse"].append(load(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, args.connections,
-                                            args.seconds, 2, slot=first + SLOTS_PER_LOAD))
+        timed("floor", f"{base}/bench/echo", ECHO)
+        timed("estimate", f"{base}/v1/estimate", ESTIMATE)
+        timed("distinct", f"{base}/v1/estimate", None, slot=first)
+        timed("distinct_sparse", f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, slot=first + SLOTS_PER_LOAD)
     out = {}
     for name, rounds in runs.items():
         shares = [r["rps"] / f["rps"] for r, f in zip(rounds, runs["floor"])]
@@ -251,7 +271,7 @@ def alternating(base: str, args) -> dict:
                      "p50_ms": statistics.median(r["p50_ms"] for r in rounds),
                      "p99_ms": statistics.median(r["p99_ms"] for r in rounds),
                      "errors": sum(r["errors"] for r in rounds), "share": statistics.median(shares),
-                     "shares": shares}
+                     "shares": shares, "cpu_ms": statistics.median(r["cpu_ms"] for r in rounds)}
     return out
 
 
@@ -280,10 +300,14 @@ def report(results: dict, args) -> str:
     {args.seconds} s in turn, {args.rounds} rounds (medians over rounds; the share of the floor is each
     round's share, its median first), on {results['date']}.
 
-    | endpoint | requests/s | of the floor (each round) | p50 ms | p99 ms | non-2xx |
-    |---|---|---|---|---|---|
+    | endpoint | requests/s | of the floor (each round) | workers' CPU ms a request | p50 ms | p99 ms | non-2xx |
+    |---|---|---|---|---|---|---|
     {{rows}}
 
+    - By the workers' CPU time, which the machine's drift moves less than throughput, a new question
+      costs {m['cpu_ms']:.2f} ms against the floor's {b['cpu_ms']:.2f} ms (the floor's share it can
+      reach: **{b['cpu_ms'] / m['cpu_ms']:.0%}**), a new sparse one {sparse['cpu_ms']:.2f} ms
+      (**{b['cpu_ms'] / sparse['cpu_ms']:.0%}**).
     - A new question every request (no cache hit): **{m['share']:.0%}** of the floor's
       throughput, p99 {m['p99_ms']:.1f} ms (the full computation: memory, fit, the engine's plan,
       roofline, decode curve, full-load capacity, four alternatives, ranges, host sizing, summary).
@@ -332,7 +356,7 @@ def main(argv=None) -> int:
     try:
         load(f"{base}/v1/estimate", ESTIMATE, args.connections, 2, 2)  # warm every worker
         results = {
-            **alternating(base, args),
+            **alternating(base, args, children(proc.pid)),
             "batch_items_per_s": batch_items_per_s(base, slot=2 * SLOTS_PER_LOAD * args.rounds),
             "rss_mib": [rss_mib(pid) for pid in children(proc.pid)],
         }
