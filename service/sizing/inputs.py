@@ -1,6 +1,6 @@
 """The caller's inputs, as given (None: not given), and their resolution against defaults."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import defaults as d
@@ -69,10 +69,14 @@ class Notes:
         if said not in self.warnings:
             self.warnings.append(said)
 
+    def assume_all(self, assumptions: Iterable[Assumption]) -> None:
+        """Assumptions said elsewhere, said again in order (each name once, as `assume`)."""
+        for said in assumptions:
+            self.assume(said.name, said.value, said.note)
+
     def replay(self, other: "Notes") -> None:
         """Say again, in order, what `other` said (the notes kept with a result worked out once)."""
-        for said in other.assumptions:
-            self.assume(said.name, said.value, said.note)
+        self.assume_all(other.assumptions)
         for text in other.warnings:
             self.warn(text)
 

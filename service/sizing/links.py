@@ -140,14 +140,9 @@ def _fabric(card: Card, per_machine: int, network_gb_per_s: float | None, floor:
     """fabric_for's fabric and the notes it says, worked out once for a card, machine and
     network: they depend on nothing else, and every question on those cards asks them again."""
     notes = Notes()
-    return _fabric_said(card, per_machine, network_gb_per_s, floor, notes), notes
-
-
-def _fabric_said(card: Card, per_machine: int, network_gb_per_s: float | None, floor: bool,
-                 notes: Notes) -> Fabric | None:
     inside = card_link(card, notes, floor)
     if inside is None:
-        return None
+        return None, notes
     slot = None
     if card.link_domain_cards is not None:
         quoted = card.pcie_bytes_per_s or PCIE_LINE_GB_PER_S * GB
@@ -157,7 +152,7 @@ def _fabric_said(card: Card, per_machine: int, network_gb_per_s: float | None, f
         notes.assume("link_domain_cards", card.link_domain_cards, M.LINK_DOMAIN(
             card=card.id, link=inside.name, cards=card.link_domain_cards, slot=slot.name))
     return Fabric(inside, slot, card.link_domain_cards, network_link(card, per_machine, network_gb_per_s, notes),
-                  per_machine)
+                  per_machine), notes
 
 
 def allreduce_s(message_bytes: float, members: int, link: Link) -> float:

@@ -114,8 +114,7 @@ def recommend(
     win. `assumed` are what the caller did not give (a scenario's model and workload), said
     first."""
     notes = Notes()
-    for a in assumed:
-        notes.assume(a.name, a.value, a.note)
+    notes.assume_all(assumed)
     resolved = resolve_workload(workload, notes, model)
     context_warning(model, resolved.context_tokens, notes)
     if target is not None and resolved.training:

@@ -332,10 +332,14 @@ def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
     batch = workload.batch_size
     per_copy = math.ceil(batch / s.copies)
     steps = [decode_step(dep, per_copy, workload.context_tokens) for dep in (s.low, s.typical, s.high)]
-    speeds = Range(*(per_copy / step.step_s for step in steps))
-    per_stream = Range(*(x / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
-    total = Range(*(x * batch / per_copy for x in (speeds.low, speeds.typical, speeds.high)))
-    return DecodeSpeed(per_copy, steps[1], per_stream, total)
+    speeds = [_stream_and_total(step, per_copy, batch) for step in steps]
+    return DecodeSpeed(per_copy, steps[1], Range(*(x[0] for x in speeds)), Range(*(x[1] for x in speeds)))
+
+
+def _stream_and_total(step: StepCost, per_copy: int, batch: int) -> tuple[float, float]:
+    """Tokens/s per stream and of the whole batch, from one copy's step of `per_copy` sequences."""
+    speed = per_copy / step.step_s
+    return speed / per_copy, speed * batch / per_copy
 
 
 def typical_speed(workload: Workload, s: Setup) -> tuple[int, StepCost, float, float]:
@@ -344,8 +348,7 @@ def typical_speed(workload: Workload, s: Setup) -> tuple[int, StepCost, float, f
     batch = workload.batch_size
     per_copy = math.ceil(batch / s.copies)
     step = decode_step(s.typical, per_copy, workload.context_tokens)
-    speed = per_copy / step.step_s
-    return per_copy, step, speed / per_copy, speed * batch / per_copy
+    return per_copy, step, *_stream_and_total(step, per_copy, batch)
 
 
 # The figures on the ends of the engine's range and on the roofline ceiling: three more decode

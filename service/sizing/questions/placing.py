@@ -165,10 +165,9 @@ def place_training(model: ModelSpec, resolved: Workload, hardware: HardwareInput
         answer = training_answer(model, placements.workload, card, shown.parallelism, place, notes)
         _training_warnings(answer, card, shown.parallelism, notes)
     else:  # no count holds it: no time, and no warning about a run that cannot start
-        scratch = Notes()
+        scratch = Notes(quiet=notes.quiet)
         answer = training_answer(model, placements.workload, card, shown.parallelism, place, scratch)
-        for said in scratch.assumptions:
-            notes.assume(said.name, said.value, said.note)
+        notes.assume_all(scratch.assumptions)
         notes.warn(_training_fixes(model, placements.workload, card, per_machine))
         answer = replace(answer, time_s=None, time_days=None, time_s_range=None,
                          time_s_guide_curve=None, step_time_s=None, steps=None)
