@@ -71,9 +71,9 @@ def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     notes = bool(tops & {"assumptions", "warnings"})
     summary = "summary" in tops
     return domain.Parts(alternatives="alternatives" in tops, summary=summary,
-                        full_load=summary or notes or whole_speed or "full_load" in speed,
+                        full_load=whole_speed or "full_load" in speed,  # and what Parts derives
                         curve=whole_speed or "decode_curve" in speed,
-                        costs=summary or notes or bool(tops & {"energy", "host", "ownership"}), notes=notes,
+                        costs=bool(tops & {"energy", "host", "ownership"}), notes=notes,
                         ends=whole_speed or bool(speed & domain.ENDS_FIELDS))
 
 

@@ -639,6 +639,6 @@ def cards_needed(model: ModelSpec, workload: Workload, card: Card,
         placed = training_placements(model, workload, card, None, per_machine, notes)
     else:
         breakdown = breakdown or memory_breakdown(model, workload, notes)
-        placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes)
+        placed = serving_placements(model, workload, breakdown, card, None, per_machine, notes, fewer=False)
     least = placed.least
     return (None if least is None else least.cards), placed.asked.usable_bytes_per_card
