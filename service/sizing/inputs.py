@@ -1,7 +1,7 @@
 """The caller's inputs, as given (None: not given), and their resolution against defaults."""
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import defaults as d
 from . import messages as M
@@ -218,6 +218,18 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
         open_settings=frozenset(n for n in SEARCHED_SETTINGS if getattr(given, n) is None)
         if training and mode != "lora" and mode != "qlora" else frozenset(),
     )
+
+
+def in_format(given: WorkloadInput, resolved: Workload, name: str) -> Workload:
+    """An inference workload resolved from `given`, in the format `name` with the engine's plan
+    left to choose: what resolve_workload makes of `given` with that precision and no
+    parallelism (and no cards), without resolving the rest again. Only the format and the KV
+    cache's default follow from the precision in inference; everything else is the same."""
+    assert not resolved.training, "in_format is for inference"
+    precision = as_loaded_by(get_precision(name, "workload.precision"), resolved.engine)
+    kv = resolved.kv_precision if given.kv_precision is not None else \
+        get_precision(_kv_default(precision.name, resolved.engine).value, "workload.kv_precision")
+    return replace(resolved, precision=precision, kv_precision=kv, parallelism=None)
 
 
 # Engines whose quantised float checkpoints carry an FP8 KV cache by default: TensorRT-LLM's

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from service.sizing import questions as e
 from service.sizing.cards import custom_card
-from service.sizing.catalog import catalog
+from service.sizing.catalog import catalog, model_catalog
 from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
 from service.sizing.model import ModelSpec
 from service.sizing.plan import Parallelism
@@ -137,3 +137,31 @@ def test_an_estimate_that_computes_none_of_its_costly_parts_says_the_same_of_the
                  "decode_tokens_per_s_guide"):
         assert getattr(sparse.throughput, name) == getattr(whole.throughput, name), name
     assert sparse.assumptions == sparse.warnings == () and sparse.alternatives == ()
+
+
+ALTERNATIVE_FORMATS = ("bf16", "fp8", "awq", "q4_k_m", "mxfp4", "nvfp4", "fp32", "int8")
+
+
+@given(st.builds(
+    WorkloadInput,
+    precision=st.one_of(st.none(), st.sampled_from(INFERENCE_PRECISIONS + ("mxfp4", "nvfp4"))),
+    kv_precision=st.one_of(st.none(), st.sampled_from(("bf16", "fp8", "fp32"))),
+    context_tokens=st.integers(2, 1_000_000),
+    batch_size=st.one_of(st.none(), st.integers(1, 4096)),
+    output_tokens=st.one_of(st.none(), st.integers(1, 1000)),
+    engine=st.one_of(st.none(), st.sampled_from(("vllm", "tensorrt-llm", "llama.cpp", "sglang"))),
+    parallelism=st.one_of(st.none(), st.just(Parallelism(tensor=2))),
+), st.sampled_from(ALTERNATIVE_FORMATS), st.sampled_from([p.spec for p in model_catalog().models]))
+def test_a_workload_in_another_format_is_what_resolving_it_in_that_format_makes(given_workload, name, model):
+    """The alternatives resolve a workload once and change its format (inputs.in_format): the
+    same workload resolve_workload makes of the request with that precision and no plan."""
+    from service.sizing.errors import InvalidInputError
+    from service.sizing.inputs import Notes, in_format, resolve_workload
+
+    try:
+        resolved = resolve_workload(given_workload, Notes.unread(), model)
+    except InvalidInputError:
+        return
+    again = resolve_workload(dataclasses.replace(given_workload, precision=name, parallelism=None),
+                             Notes.unread(), model)
+    assert in_format(given_workload, resolved, name) == again

@@ -16,6 +16,7 @@ from ..inputs import (
     Notes,
     Workload,
     WorkloadInput,
+    in_format,
     resolve_workload,
 )
 from ..memory import memory_breakdown
@@ -139,7 +140,7 @@ def _format_that_fits(model: ModelSpec, given: WorkloadInput, workload: Workload
     for precision in smaller:
         notes = Notes.unread()
         try:
-            resolved = resolve_workload(replace(given, precision=precision.name, parallelism=None), notes, model)
+            resolved = in_format(given, workload, precision.name)
             job = place_serving(model, resolved, hardware, notes)
         except InvalidInputError:
             continue
@@ -163,8 +164,7 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
         released = (model.released_precision,) if model.released_precision else ()
         assert serve is not None  # an inference answer was served
         for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
-            variant = replace(given, precision=name, parallelism=None)
-            out.append(_inference_alternative(model, variant, hardware.card, serve, M.ALT_PRECISION(precision=name)))
+            out.append(_inference_alternative(model, given, name, hardware.card, serve))
         if serve is not None and serve.placements.fewer is not None:
             out.append(_fewer_cards(model, workload, hardware, serve))
         return tuple(out)
@@ -176,14 +176,15 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
     return tuple(out)
 
 
-def _inference_alternative(model: ModelSpec, variant: WorkloadInput, card: Card, serve: Serving,
-                           label: M.Message) -> Alternative:
+def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, card: Card,
+                           serve: Serving) -> Alternative:
     """The job in another format on the least count of the card, on the machines and links the
     answer's own plan found (the same for every format); in the answer's own format, on the
     answer's own memory and least count (and its speed's setup, when it is shown on that count)."""
+    label = M.ALT_PRECISION(precision=name)
     notes = Notes.unread()
     try:
-        resolved = resolve_workload(variant, notes, model)
+        resolved = in_format(given, serve.workload, name)
         if resolved == serve.workload:
             breakdown, least = serve.breakdown, serve.placements.least
             found = None if least is None else (least, serve.setup if serve.placement is least else setup(
