@@ -104,12 +104,20 @@ class Fabric:
     per_machine: int
 
     def scaled(self, scale: float) -> "Fabric":
-        """Every link's costs times `scale` (the ends of a range)."""
+        """Every link's costs times `scale` (the ends of a range), made once per fabric and scale:
+        a card's fabric is kept (_fabric), and every answer on it asks for the same two ends."""
         if scale == 1.0:
             return self
-        return replace(self, inside=self.inside.scaled(scale),
-                       slot=None if self.slot is None else self.slot.scaled(scale),
-                       between=self.between.scaled(scale))
+        made = self._scaled.get(scale)
+        if made is None:
+            made = self._scaled[scale] = replace(
+                self, inside=self.inside.scaled(scale), slot=None if self.slot is None else self.slot.scaled(scale),
+                between=self.between.scaled(scale))
+        return made
+
+    @functools.cached_property
+    def _scaled(self) -> dict[float, "Fabric"]:
+        return {}
 
     def link(self, members: int) -> Link:
         """The slowest link a collective over `members` cards of one group crosses."""
