@@ -19,7 +19,7 @@ from .memory import MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
 from .placement import Placement
 from .plan import Parallelism
-from .precision import GGUF_ENGINES
+from .precision import GGUF_ENGINES, Precision
 from .ranges import Range
 from .units import GIB
 
@@ -270,29 +270,59 @@ def achievable_fraction(card: Card, notes: Notes) -> float:
 def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card: Card,
           par: Parallelism, fabric: Fabric, notes: Notes) -> Setup:
     """The deployments of one copy of `par` (its replicas are the copies)."""
-    engine = ENGINES[workload.engine]
     group = par if par.data == 1 and par.replicas == 1 else replace(par, data=1, replicas=1)
-    path = compute_path(card, workload, notes)
+    priced = _pricing(model, workload.precision, workload.engine, workload.decode_efficiency, card, group, fabric)
+    notes.replay(priced.notes)
+    base = Deployment(model, workload.precision, breakdown, card, priced.engine, group, fabric, priced.peak_flops,
+                      priced.compute.typical, priced.efficiency.typical, priced=priced.priced)
+    return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=priced.bandwidth_fraction,
+                 efficiency=priced.efficiency, compute=priced.compute, engine_name=priced.engine_name,
+                 compute_why=priced.compute_why, compute_key=priced.compute_key)
+
+
+@dataclass(frozen=True)
+class _Pricing:
+    """What a copy's speed is priced with besides its memory: the engine, the peak its matmuls
+    run at, the shares of bandwidth and peak it reaches, and the notes that say so."""
+
+    engine: Engine
+    peak_flops: float
+    bandwidth_fraction: float
+    efficiency: Range
+    compute: Range
+    priced: bool  # False: the guide's rule or a given efficiency, no fixed costs added
+    engine_name: str
+    compute_why: str
+    compute_key: str
+    notes: Notes
+
+
+@functools.lru_cache(maxsize=1024)
+def _pricing(model: ModelSpec, precision: Precision, engine_name: str | None, decode_efficiency: float | None,
+             card: Card, group: Parallelism, fabric: Fabric) -> _Pricing:
+    """A copy of `group` priced on `card`: the same for every question on that model, format,
+    engine and card (each answer's memory differs, not this), so worked out once, with its notes,
+    which setup says again in order."""
+    notes = Notes()
+    engine = ENGINES[engine_name]
+    path = compute_path(card, precision, engine_name, notes)
     peak = compute_flops(card, path, notes, "compute")
     fraction = achievable_fraction(card, notes)
-    key = _compute_key(card, workload, path)
+    key = _compute_key(card, precision, engine_name, path)
     measured = _compute_fraction(card, key, notes)
-    if workload.engine is None and card.kind != "card" and workload.decode_efficiency is None:
+    if engine_name is None and card.kind != "card" and decode_efficiency is None:
         efficiency, shares, priced = _guide_tier(card, group, fraction, notes), PREFILL_EFFICIENCY_RANGE, False
         name = "guide"
     else:
-        efficiency = _efficiency_range(workload, engine, card, fraction, notes)
-        shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, workload.decode_efficiency is None
-        name = workload.engine or f"{DEFAULT_ENGINE} (default)"
+        efficiency = _efficiency_range(precision, decode_efficiency, engine, card, fraction, notes)
+        shares, priced = engine.compute_efficiency or PREFILL_EFFICIENCY_RANGE, decode_efficiency is None
+        name = engine_name or f"{DEFAULT_ENGINE} (default)"
     kept = engine.fp4_compute_share if key == "fp4" else 1.0
     compute = Range(*(min(e, measured) * kept for e in shares))
     why = engine.fitted if shares is engine.compute_efficiency else d.PREFILL_EFFICIENCY.note
-    base = Deployment(model, workload.precision, breakdown, card, engine, group, fabric, peak,
-                      compute.typical, efficiency.typical, priced=priced)
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
-    return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=fraction,
-                 efficiency=efficiency, compute=compute, engine_name=name, compute_why=why, compute_key=key)
+    return _Pricing(engine, peak, fraction, efficiency, compute, priced, name, why, key, notes)
 
 
 def guide_share(card: Card, group: Parallelism) -> float:
@@ -450,13 +480,12 @@ def _link_crossed(dep: Deployment) -> Link | None:
     return dep.fabric.link(par.group)
 
 
-def _efficiency_range(workload: Workload, engine: Engine, card: Card, ceiling_fraction: float,
-                      notes: Notes) -> Range:
+def _efficiency_range(precision: Precision, decode_efficiency: float | None, engine: Engine, card: Card,
+                      ceiling_fraction: float, notes: Notes) -> Range:
     """The engine's share of the bandwidth (the guide's when none is named), never above what the
     memory itself reaches; a given efficiency is exact."""
-    precision = workload.precision
-    if workload.decode_efficiency is not None:
-        e = workload.decode_efficiency
+    if decode_efficiency is not None:
+        e = decode_efficiency
         notes.assume("decode_efficiency", e, M.DECODE_EFFICIENCY_GIVEN())
         return Range(e, e, e)
     hbm_shares = engine.hbm_efficiency if (card.memory_type or "").upper().startswith("HBM") else None
@@ -725,22 +754,21 @@ def _curve(s: Setup, context: int, concurrency: int | None,
     return tuple(points)
 
 
-def _compute_key(card: Card, workload: Workload, path: tuple[str, ...] | None = None) -> str:
+def _compute_key(card: Card, precision: Precision, engine: str | None, path: tuple[str, ...] | None = None) -> str:
     """The first of the compute path's rates the card lists (`path`, when already found), else bf16."""
-    for key in path or compute_path(card, workload, None):
+    for key in path or compute_path(card, precision, engine, None):
         if key in card.dense_flops:
             return key
     return "bf16"
 
 
-def compute_path(card: Card, workload: Workload, notes: Notes | None) -> tuple[str, ...]:
+def compute_path(card: Card, precision: Precision, engine: str | None, notes: Notes | None) -> tuple[str, ...]:
     """The rate the engine multiplies the format's weights through on this card: the fastest it
     would use, not only the format's own. Any engine can compute in FP32 (a Tesla P40 runs
     half precision at 1/64 rate, so llama.cpp computes in FP32 there), and llama.cpp multiplies
     GGUF-quantised weights through INT8 dot products (DP4A or INT8 tensor cores)."""
-    precision = workload.precision
     candidates = precision.compute_keys + ("fp32",)
-    if precision.family == "gguf" and workload.engine in GGUF_ENGINES:
+    if precision.family == "gguf" and engine in GGUF_ENGINES:
         candidates = ("int8",) + candidates
     listed = [k for k in dict.fromkeys(candidates) if k in card.dense_flops]
     if not listed:
@@ -749,8 +777,8 @@ def compute_path(card: Card, workload: Workload, notes: Notes | None) -> tuple[s
     own = next((k for k in precision.compute_keys if k in card.dense_flops), None)
     if notes is not None and fastest != own:
         said = dict(precision=precision.name, key=fastest, card=card.id, flops=card.dense_flops[fastest])
-        if workload.engine:
-            alone, against, said = M.COMPUTE_PATH, M.COMPUTE_PATH_AGAINST, {**said, "engine": workload.engine}
+        if engine:
+            alone, against, said = M.COMPUTE_PATH, M.COMPUTE_PATH_AGAINST, {**said, "engine": engine}
         else:
             alone, against = M.COMPUTE_PATH_ANY_ENGINE, M.COMPUTE_PATH_ANY_ENGINE_AGAINST
         notes.assume("compute_path", fastest, alone(**said) if own is None else
