@@ -1,13 +1,14 @@
 """The caller's inputs, as given (None: not given), and their resolution against defaults."""
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from . import defaults as d
 from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
+from .frozen import evolve
 from .model import ModelSpec
 from .plan import Parallelism, spanned
 from .precision import HALF, Precision, as_loaded_by, get_precision
@@ -229,7 +230,7 @@ def in_format(given: WorkloadInput, resolved: Workload, name: str) -> Workload:
     precision = as_loaded_by(get_precision(name, "workload.precision"), resolved.engine)
     kv = resolved.kv_precision if given.kv_precision is not None else \
         get_precision(_kv_default(precision.name, resolved.engine).value, "workload.kv_precision")
-    return replace(resolved, precision=precision, kv_precision=kv, parallelism=None)
+    return evolve(resolved, precision=precision, kv_precision=kv, parallelism=None)
 
 
 # Engines whose quantised float checkpoints carry an FP8 KV cache by default: TensorRT-LLM's

@@ -13,6 +13,7 @@ from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
 from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
+from .frozen import evolve
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -247,10 +248,10 @@ class Setup:
 
     @functools.cached_property
     def ideal(self) -> Deployment:
-        return replace(self.typical, ideal=True)
+        return evolve(self.typical, ideal=True)
 
     def _end(self, efficiency: float, compute: float, scale: float) -> Deployment:
-        return replace(self.typical, bandwidth_efficiency=efficiency, compute_fraction=compute,
+        return evolve(self.typical, bandwidth_efficiency=efficiency, compute_fraction=compute,
                        overhead_scale=scale, fabric=self.typical.fabric.scaled(scale))
 
 
@@ -433,11 +434,11 @@ def throughput_answer(
         assert per_stream is not None and total is not None  # priced above, with the ends
         at_ends = {"decode_tokens_per_s_ceiling": 1 / ideal.step_s,
                    "decode_tokens_per_s_achievable": s.bandwidth_fraction / ideal.step_s,
-                   "decode_tokens_per_s_range": replace(per_stream, note=shares),
+                   "decode_tokens_per_s_range": evolve(per_stream, note=shares),
                    "total_tokens_per_s_ceiling": batch / ideal.step_s,
-                   "total_tokens_per_s_range": replace(total, note=shares)}
+                   "total_tokens_per_s_range": evolve(total, note=shares)}
     if capacity["max_total_tokens_per_s_range"] is not None:
-        capacity = {**capacity, "max_total_tokens_per_s_range": replace(capacity["max_total_tokens_per_s_range"],
+        capacity = {**capacity, "max_total_tokens_per_s_range": evolve(capacity["max_total_tokens_per_s_range"],
                                                                         note=shares)}
     return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
@@ -723,8 +724,8 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
         return None
     default = batch_cap(s.engine, s.typical.card.memory_bytes / GIB, s.typical.card.id)
     cap = default and max(default, workload.batch_size)
-    deployments = (replace(s.low, breakdown=live), replace(s.typical, breakdown=live),
-                   replace(s.high, breakdown=live))
+    deployments = (evolve(s.low, breakdown=live), evolve(s.typical, breakdown=live),
+                   evolve(s.high, breakdown=live))
     return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
 
 
@@ -733,7 +734,7 @@ def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown
     tokens = max(1, round(context))
     if tokens == workload.context_tokens:
         return breakdown
-    return memory_breakdown(model, replace(workload, context_tokens=tokens), Notes.unread(), breakdown.tensor)
+    return memory_breakdown(model, evolve(workload, context_tokens=tokens), Notes.unread(), breakdown.tensor)
 
 
 def _curve(s: Setup, context: int, concurrency: int | None,

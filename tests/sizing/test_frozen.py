@@ -1,0 +1,55 @@
+"""frozen.evolve: dataclasses.replace, faster, for the answer's plain frozen dataclasses."""
+
+import dataclasses
+
+import pytest
+
+from service.sizing.catalog import get_card, get_model
+from service.sizing.frozen import evolve
+from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
+from service.sizing.links import fabric_for
+from service.sizing.memory import memory_breakdown
+from service.sizing.plan import Parallelism
+from service.sizing.precision import get_precision
+from service.sizing.ranges import Range
+from service.sizing.throughput import setup
+
+MODEL = get_model("llama-3.1-8b").spec
+CARD = get_card("rtx-4090")
+
+
+def _workload(context: int):
+    return resolve_workload(WorkloadInput(context_tokens=context), Notes.unread(), MODEL)
+
+
+def _deployment(context: int):
+    workload = _workload(context)
+    breakdown = memory_breakdown(MODEL, workload, Notes.unread())
+    return setup(MODEL, workload, breakdown, CARD, Parallelism(), fabric_for(CARD, 8, None, Notes.unread()),
+                 Notes.unread()).typical
+
+
+@pytest.mark.parametrize("made, changes", [
+    (Range(1.0, 2.0, 3.0), {"note": None, "low": 0.5}),
+    (_workload(4096), {"precision": get_precision("fp8"), "parallelism": None}),
+    (_workload(4096), {}),
+    (_deployment(4096), {"ideal": True}),
+])
+def test_evolve_makes_what_replace_makes(made, changes):
+    assert evolve(made, **changes) == dataclasses.replace(made, **changes)
+    assert type(evolve(made, **changes)) is type(made)
+
+
+def test_what_an_object_cached_from_its_old_fields_is_worked_out_again():
+    short, long = _deployment(1000), _deployment(100_000)
+    assert short.rates.kv_bytes_per_sequence < long.rates.kv_bytes_per_sequence  # cached on `short`
+    moved = evolve(short, breakdown=long.breakdown)
+    assert moved.rates == long.rates
+    assert short.rates != long.rates  # the old one keeps its own
+
+
+def test_evolve_refuses_what_replace_would_not_copy_plainly():
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        evolve(Range(1.0, 2.0, 3.0), nope=1)
+    with pytest.raises(TypeError, match="Parallelism"):  # a __post_init__ checks its degrees
+        evolve(Parallelism(), tensor=2)
