@@ -16,6 +16,7 @@ from . import links as ln
 from . import weights
 from .cards import Card
 from .engines import Engine
+from .frozen import evolve
 from .links import ACTIVATION_BYTES, Fabric
 from .memory import MemoryBreakdown
 from .model import ModelSpec
@@ -51,34 +52,63 @@ class Deployment:
     @functools.cached_property
     def rates(self) -> "_Rates":
         """What every step of this deployment shares, worked out on its first step."""
-        model, engine = self.model, self.engine
+        model = self.model
         active_experts = _active_expert_params(model)
-        bandwidth = self.card.bandwidth_bytes_per_s * (1.0 if self.ideal else self.bandwidth_efficiency)
-        rate = self.peak_flops * (1.0 if self.ideal else self.compute_fraction)
-        fixed = not self.ideal and self.priced
-        scale = self.overhead_scale
         stages = self.group.pipeline
         dense = model.routed_experts is None and not model.is_moe  # reads the same at any batch
         return _Rates(
-            bandwidth=bandwidth, rate=rate,
-            expert_rate=rate * (1.0 if self.ideal else engine.moe_compute_share * expert_width_share(model, engine)),
+            **self._costs(),
+            **self._kv(self.breakdown),
             dense_flops_per_token=2.0 * (model.params_per_token - active_experts),
             expert_flops_per_token=2.0 * active_experts,
             attention_flops_per_context=attention_flops_per_token(model, 1.0),
-            fixed_costs=fixed,
-            layer_s=scale * engine.layer_overhead_s if fixed else 0.0,
-            moe_layer_s=_wider(scale) * engine.moe_layer_overhead_s if fixed else 0.0,
             moe_layer_share=model.resolved_moe_layers / model.layers if model.layers else 0.0,
-            sequence_s=scale * engine.sequence_overhead_s if fixed else 0.0,
-            kv_bytes_per_sequence=self.breakdown.kv_cache_bytes_per_sequence or 0,
-            kv_tensor_share=self.breakdown.kv_tensor_share(self.group.tensor),
             pipelined=self.engine.pipelined and stages > 1,
-            stage_share=self.breakdown.stage_share(stages),
             stage_layers=stage_layers(model, stages),
             layers=float(model.layers or 0),
             fixed_reads=weights.decode_read_split(model, self.precision, 1) if dense else None,
             reads={},
         )
+
+    def _costs(self) -> dict:
+        """The rates the engine's shares and fixed costs set (what the ends of a range change)."""
+        engine = self.engine
+        bandwidth = self.card.bandwidth_bytes_per_s * (1.0 if self.ideal else self.bandwidth_efficiency)
+        rate = self.peak_flops * (1.0 if self.ideal else self.compute_fraction)
+        fixed = not self.ideal and self.priced
+        scale = self.overhead_scale
+        return {
+            "bandwidth": bandwidth, "rate": rate,
+            "expert_rate": rate * (1.0 if self.ideal else
+                                   engine.moe_compute_share * expert_width_share(self.model, engine)),
+            "fixed_costs": fixed,
+            "layer_s": scale * engine.layer_overhead_s if fixed else 0.0,
+            "moe_layer_s": _wider(scale) * engine.moe_layer_overhead_s if fixed else 0.0,
+            "sequence_s": scale * engine.sequence_overhead_s if fixed else 0.0,
+        }
+
+    def _kv(self, breakdown: MemoryBreakdown) -> dict:
+        """The rates a breakdown sets: each sequence's KV cache and the shares of it and of the
+        layers a card of the plan holds."""
+        return {"kv_bytes_per_sequence": breakdown.kv_cache_bytes_per_sequence or 0,
+                "kv_tensor_share": breakdown.kv_tensor_share(self.group.tensor),
+                "stage_share": breakdown.stage_share(self.group.pipeline)}
+
+    def varied(self, **changes) -> "Deployment":
+        """The deployment with `changes` to its engine's shares and costs (the ends of a range,
+        the ideal roofline) or to its breakdown (another context), with its rates: this one's,
+        but for the part the changes set, worked out again (every deployment prices a step)."""
+        made = evolve(self, **changes)
+        kept = made._costs() if changes.keys() - {"breakdown"} else {}
+        if "breakdown" in changes:
+            kept.update(made._kv(changes["breakdown"]))
+        made.__dict__["rates"] = evolve(self.rates, **kept)  # as functools.cached_property keeps it
+        return made
+
+    @functools.cached_property
+    def prefills_s(self) -> dict[int, float]:
+        """One prompt's prefill on this deployment, by prompt length (throughput.prefill_s)."""
+        return {}
 
     def read_split(self, tokens: int) -> tuple[int, int]:
         """weights.decode_read_split for a step of `tokens`, kept per deployment (once for a

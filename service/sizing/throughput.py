@@ -248,11 +248,11 @@ class Setup:
 
     @functools.cached_property
     def ideal(self) -> Deployment:
-        return evolve(self.typical, ideal=True)
+        return self.typical.varied(ideal=True)
 
     def _end(self, efficiency: float, compute: float, scale: float) -> Deployment:
-        return evolve(self.typical, bandwidth_efficiency=efficiency, compute_fraction=compute,
-                       overhead_scale=scale, fabric=self.typical.fabric.scaled(scale))
+        return self.typical.varied(bandwidth_efficiency=efficiency, compute_fraction=compute,
+                                   overhead_scale=scale, fabric=self.typical.fabric.scaled(scale))
 
 
 def achievable_fraction(card: Card, notes: Notes) -> float:
@@ -582,10 +582,14 @@ def prefill_flops(model: ModelSpec, prompt: int) -> float:
 def prefill_s(dep: Deployment, prompt: int) -> float:
     """One prompt through one copy: every card of the copy computes its share (pipelines split a
     prompt into chunks that overlap across stages), never faster than reading the weights once,
-    plus the fixed costs and collectives of pushing the prompt's tokens through the layers."""
-    compute, memory = _prefill_roof(dep, prompt)
-    step = decode_step(dep, 0, 0, prefill_tokens=prompt)
-    return max(compute, memory) + step.engine_s + step.comm_s
+    plus the fixed costs and collectives of pushing the prompt's tokens through the layers (kept
+    with the deployment: the answer's prefill and its full load's are the same prompt's)."""
+    kept = dep.prefills_s
+    if prompt not in kept:
+        compute, memory = _prefill_roof(dep, prompt)
+        step = decode_step(dep, 0, 0, prefill_tokens=prompt)
+        kept[prompt] = max(compute, memory) + step.engine_s + step.comm_s
+    return kept[prompt]
 
 
 def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:
@@ -724,8 +728,7 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
         return None
     default = batch_cap(s.engine, s.typical.card.memory_bytes / GIB, s.typical.card.id)
     cap = default and max(default, workload.batch_size)
-    deployments = (evolve(s.low, breakdown=live), evolve(s.typical, breakdown=live),
-                   evolve(s.high, breakdown=live))
+    deployments = (s.low.varied(breakdown=live), s.typical.varied(breakdown=live), s.high.varied(breakdown=live))
     return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
 
 

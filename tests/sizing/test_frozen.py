@@ -53,3 +53,34 @@ def test_evolve_refuses_what_replace_would_not_copy_plainly():
         evolve(Range(1.0, 2.0, 3.0), nope=1)
     with pytest.raises(TypeError, match="Parallelism"):  # a __post_init__ checks its degrees
         evolve(Parallelism(), tensor=2)
+
+
+def _moe_deployment(context: int, tensor: int = 1):
+    model = get_model("mixtral-8x7b").spec
+    workload = resolve_workload(WorkloadInput(context_tokens=context), Notes.unread(), model)
+    breakdown = memory_breakdown(model, workload, Notes.unread())
+    return setup(model, workload, breakdown, get_card("h100-sxm"), Parallelism(tensor=tensor),
+                 fabric_for(get_card("h100-sxm"), 8, None, Notes.unread()), Notes.unread()).typical
+
+
+def _rates(deployment) -> dict:
+    return {name: value for name, value in dataclasses.asdict(deployment.rates).items() if name != "reads"}
+
+
+@pytest.mark.parametrize("deployment", [_deployment(1000), _moe_deployment(1000, tensor=2)], ids=["dense", "moe"])
+@pytest.mark.parametrize("changes", [
+    {"ideal": True},
+    {"bandwidth_efficiency": 0.5, "compute_fraction": 0.3, "overhead_scale": 1.5},
+    {"priced": False},
+    "another context",
+    "another context, at an end",
+])
+def test_a_varied_deployment_carries_the_rates_it_would_work_out_afresh(deployment, changes):
+    if isinstance(changes, str):
+        longer = _moe_deployment(50_000, tensor=2) if deployment.model.is_moe else _deployment(50_000)
+        changes = {"breakdown": longer.breakdown, **({"overhead_scale": 1.5} if "end" in changes else {})}
+    deployment.rates  # worked out on the first step
+    varied, fresh = deployment.varied(**changes), evolve(deployment, **changes)
+    assert varied == fresh
+    assert _rates(varied) == _rates(fresh)
+    assert _rates(varied) != _rates(deployment)
