@@ -58,23 +58,26 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
 def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     """The costly parts an estimate's fields need (every part for the whole answer): the
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
-    which quotes them); the decode curve; the machines' costs (host, energy, ownership, and the
-    summary's draw); the notes only assumptions and warnings show; the ends of the speed's ranges
-    and its roofline ceiling. The full-load figures and the costs add to assumptions and warnings,
-    so an answer that shows those computes them too (the other parts' notes are their own or
-    none)."""
+    which quotes them) and their range; the decode curve; the machines' costs (host, energy,
+    ownership, and the summary's draw); the notes only assumptions and warnings show; the ends of
+    the speed's ranges and its roofline ceiling; the range of time to first token. The full-load
+    figures and the costs add to assumptions and warnings, so an answer that shows those computes
+    them too (the other parts' notes are their own or none)."""
     if paths is None:
         return domain.EVERY_PART
+
+    def reads(field: str) -> bool:  # a path asked is the field, or a part of it or a group holding it
+        return any(field == path or field.startswith(path + ".") or path.startswith(field + ".") for path in paths)
+
     tops = {path.partition(".")[0] for path in paths}
-    speed = {path.partition(".")[2].partition(".")[0] for path in paths if path.startswith("throughput")}
-    whole_speed = "throughput" in paths
-    notes = bool(tops & {"assumptions", "warnings"})
-    summary = "summary" in tops
-    return domain.Parts(alternatives="alternatives" in tops, summary=summary,
-                        full_load=whole_speed or "full_load" in speed,  # and what Parts derives
-                        curve=whole_speed or "decode_curve" in speed,
-                        costs=bool(tops & {"energy", "host", "ownership"}), notes=notes,
-                        ends=whole_speed or bool(speed & domain.ENDS_FIELDS))
+    return domain.Parts(alternatives="alternatives" in tops, summary="summary" in tops,
+                        full_load=reads("throughput.full_load"),  # and what Parts derives
+                        curve=reads("throughput.decode_curve"),
+                        costs=bool(tops & {"energy", "host", "ownership"}),
+                        notes=bool(tops & {"assumptions", "warnings"}),
+                        ends=any(reads(f"throughput.{name}") for name in domain.ENDS_FIELDS),
+                        prefill_range=reads("throughput.time_to_first_token_s_range"),
+                        full_load_range=reads("throughput.full_load.total_tokens_per_s_range"))
 
 
 def _fields(args) -> tuple[str, ...] | None:

@@ -137,7 +137,7 @@ def _better(option: _Option, best: _Option, count: int | None) -> bool:
     """Fewer cards, then more tokens/s; on a fixed count, faster per user."""
     if count is not None:
         return option.point.step_s < best.point.step_s
-    ours, theirs = option.point.total_tokens_per_s.typical, best.point.total_tokens_per_s.typical
+    ours, theirs = option.point.total_tokens_per_s, best.point.total_tokens_per_s
     return (option.cards, -ours) < (best.cards, -theirs)
 
 

@@ -272,7 +272,8 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
           par: Parallelism, fabric: Fabric, notes: Notes) -> Setup:
     """The deployments of one copy of `par` (its replicas are the copies)."""
     group = par if par.data == 1 and par.replicas == 1 else replace(par, data=1, replicas=1)
-    priced = _pricing(model, workload.precision, workload.engine, workload.decode_efficiency, card, group, fabric)
+    priced = _pricing(model, workload.precision, ENGINES[workload.engine], workload.engine, workload.decode_efficiency,
+                      card, group, fabric)
     notes.replay(priced.notes)
     base = Deployment(model, workload.precision, breakdown, card, priced.engine, group, fabric, priced.peak_flops,
                       priced.compute.typical, priced.efficiency.typical, priced=priced.priced)
@@ -299,13 +300,13 @@ class _Pricing:
 
 
 @functools.lru_cache(maxsize=1024)
-def _pricing(model: ModelSpec, precision: Precision, engine_name: str | None, decode_efficiency: float | None,
-             card: Card, group: Parallelism, fabric: Fabric) -> _Pricing:
+def _pricing(model: ModelSpec, precision: Precision, engine: Engine, engine_name: str | None,
+             decode_efficiency: float | None, card: Card, group: Parallelism, fabric: Fabric) -> _Pricing:
     """A copy of `group` priced on `card`: the same for every question on that model, format,
-    engine and card (each answer's memory differs, not this), so worked out once, with its notes,
-    which setup says again in order."""
+    engine (its constants, not only its name: a refit changes them) and card (each answer's
+    memory differs, not this), so worked out once, with its notes, which setup says again in
+    order."""
     notes = Notes()
-    engine = ENGINES[engine_name]
     path = compute_path(card, precision, engine_name, notes)
     peak = compute_flops(card, path, notes, "compute")
     fraction = achievable_fraction(card, notes)
@@ -384,20 +385,20 @@ def typical_speed(workload: Workload, s: Setup) -> tuple[int, StepCost, float, f
 
 # The figures on the ends of the engine's range and on the roofline ceiling: three more decode
 # steps and two more prefills (an answer that shows none of them computes only the typical).
-ENDS_FIELDS = frozenset({"decode_tokens_per_s_range", "total_tokens_per_s_range", "time_to_first_token_s_range",
-                         "decode_tokens_per_s_ceiling", "decode_tokens_per_s_achievable",
-                         "total_tokens_per_s_ceiling"})
+ENDS_FIELDS = frozenset({"decode_tokens_per_s_range", "total_tokens_per_s_range", "decode_tokens_per_s_ceiling",
+                         "decode_tokens_per_s_achievable", "total_tokens_per_s_ceiling"})
 
 
 def throughput_answer(
     model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, placement: Placement,
     s: Setup, notes: Notes, curve: bool = True, full_load: "tuple[Placement, Setup] | None" = None,
-    full_load_shown: bool = True, ends: bool = True,
+    full_load_shown: bool = True, ends: bool = True, prefill_range: bool = True, full_load_range: bool = True,
 ) -> ThroughputAnswer:
     """Decode and prefill of the plan in `placement`, priced by `s`, and full-load capacity on it
     or on `full_load`, the plan that serves most at full load on the same cards. Without `curve`
     the decode curve is left empty, without `full_load_shown` the full-load figures null, without
-    `ends` the ENDS_FIELDS null (an answer that does not show them)."""
+    `ends` the ENDS_FIELDS null, without `prefill_range` or `full_load_range` the range of time
+    to first token or of full-load output (an answer that does not show them)."""
     batch = workload.batch_size
     context = workload.context_tokens
     per_stream = total = None
@@ -416,9 +417,9 @@ def throughput_answer(
     peak, bandwidth = width * s.typical.peak_flops, width * card_bandwidth
     step_bytes = typical.weights_read_bytes_per_card + typical.kv_read_bytes_per_card
     intensity = typical.flops_per_card / step_bytes if step_bytes else 0.0
-    prefill = _prefill(model, workload, s, notes, ends)
+    prefill = _prefill(model, workload, s, notes, prefill_range)
     capacity_placement, capacity_setup = full_load or (placement, s)
-    capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes) \
+    capacity = serving_capacity(model, workload, capacity_setup, capacity_placement, notes, full_load_range) \
         if full_load_shown else dict.fromkeys(CAPACITY_FIELDS)
     concurrency = placement.max_concurrent_sequences
     link = _link_crossed(s.typical)
@@ -552,11 +553,11 @@ def _guide_rule(model: ModelSpec, workload: Workload, s: Setup, batch: int) -> f
     return share * group.group * s.typical.card.bandwidth_bytes_per_s * batch / (read + batch * kv)
 
 
-def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, ends: bool = True) -> dict:
+def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, ranged: bool = True) -> dict:
     """Prefill of one prompt on one copy: 2 x active params x tokens plus causal attention, at
     60-70 % of the copy's peak (never above what a large matmul reaches on the card), never faster
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt.
-    Without `ends`, the typical time alone (no range)."""
+    Without `ranged`, the typical time alone (no range)."""
     prompt = workload.prompt_tokens
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), lambda: M.PREFILL_MATMULS(
         low=s.compute.low, high=s.compute.high, why=s.compute_why))
@@ -569,7 +570,7 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, ends:
         "time_to_first_token_s": typical,
         # what the range's ends rest on: the prefill share
         "time_to_first_token_s_range": Range(prefill_s(s.high, prompt), typical, prefill_s(s.low, prompt),
-                                             note=M.RANGE_PREFILL()) if ends else None,
+                                             note=M.RANGE_PREFILL()) if ranged else None,
         "prefill_tokens_per_s": prompt / typical,
     }
 
@@ -605,22 +606,22 @@ CAPACITY_FIELDS = ("max_total_tokens_per_s", "max_total_tokens_per_s_range", "ma
 
 
 def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: Placement,
-                     notes: Notes) -> dict:
+                     notes: Notes, ends: bool = True) -> dict:
     """Output tokens per second at full load: the largest batch whose KV cache fits (at the
     average length a sequence has while it is generated, prompt plus half the output), capped
     by the engine, with each step also prefilling prompt/output tokens per sequence (chunked
-    prefill keeps the mix steady)."""
+    prefill keeps the mix steady). Without `ends`, no range (max_total_tokens_per_s_range null)."""
     empty = dict.fromkeys(CAPACITY_FIELDS)
     prompt, output = workload.prompt_tokens, workload.output_tokens or 1
     copy = capacity_copy(model, workload, s, placement.parallelism, prompt, output,
                          placement.usable_bytes_per_card)
     if copy is None:
         return empty
-    point = copy.at(None)
+    point = copy.at(None, ends)
     notes.assume("capacity_request", f"{prompt} in / {output} out", M.FULL_LOAD())
     return {
-        "max_total_tokens_per_s": point.total_tokens_per_s.typical,
-        "max_total_tokens_per_s_range": point.total_tokens_per_s,
+        "max_total_tokens_per_s": point.total_tokens_per_s,
+        "max_total_tokens_per_s_range": point.total_tokens_per_s_range,
         "max_total_tokens_per_s_ceiling": compute_ceiling(model, s, prompt, output),
         "capacity_batch_size": point.batch * s.copies,
         "capacity_time_to_first_token_s": point.time_to_first_token_s,
@@ -645,17 +646,20 @@ class CapacityPoint:
     batch: int
     step_s: float
     time_to_first_token_s: float
-    total_tokens_per_s: Range  # all copies
+    total_tokens_per_s: float  # all copies, at the typical step
     bound: str
+    total_tokens_per_s_range: Range | None = None  # low, typical, high: priced when asked (CapacityCopy.at)
 
 
 @dataclass(frozen=True)
 class CapacityCopy:
     """One copy of a plan serving requests of `prompt` + `output` tokens: what does not change with
-    its batch, priced once (the deployments with each sequence's KV cache at its average length,
-    the sequences its memory holds, the engine's batch limit, one prompt's prefill alone)."""
+    its batch, priced once (the deployment with each sequence's KV cache at its average length,
+    the sequences its memory holds, the engine's batch limit, one prompt's prefill alone). The
+    ends of the engine's range are priced only for a point that asks for them."""
 
-    deployments: tuple[Deployment, Deployment, Deployment]  # low, typical, high
+    setup: Setup
+    live: MemoryBreakdown  # each sequence's KV cache at its average length
     most: int
     cap: int | None
     copies: int
@@ -668,16 +672,38 @@ class CapacityCopy:
         """The largest batch that fits and the engine allows."""
         return min(self.most, self.cap) if self.cap else self.most
 
+    @functools.cached_property
+    def _typical(self) -> Deployment:
+        return self._live(self.setup.typical)
+
+    @functools.cached_property
+    def _ends(self) -> tuple[Deployment, Deployment]:
+        return self._live(self.setup.low), self._live(self.setup.high)
+
+    def _live(self, dep: Deployment) -> Deployment:
+        return dep if dep.breakdown is self.live else dep.varied(breakdown=self.live)
+
+    @functools.cached_property
+    def _typical_steps(self) -> dict[int, StepCost]:
+        return {}
+
     def _step(self, dep: Deployment, batch: int) -> StepCost:
         prompt = self.prompt
         return decode_step(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
+
+    def _typical_step(self, batch: int) -> StepCost:
+        """The typical step at `batch`, priced once (a search asks the same batch again)."""
+        kept = self._typical_steps
+        if batch not in kept:
+            kept[batch] = self._step(self._typical, batch)
+        return kept[batch]
 
     def _ttft_s(self, step: StepCost) -> float:
         return self.prefill_alone_s + math.ceil(self.prompt / PREFILL_CHUNK_TOKENS) * step.step_s
 
     def typical(self, batch: int) -> tuple[float, float]:
         """The typical step and time to first token at `batch`, in seconds."""
-        step = self._step(self.deployments[1], batch)
+        step = self._typical_step(batch)
         return step.step_s, self._ttft_s(step)
 
     def time_to_first_token_s(self, requests: int) -> float:
@@ -686,7 +712,7 @@ class CapacityCopy:
         chunks' waits at that batch, or, once the copy completes requests more slowly than they
         come back, the wait Little's law gives: requests / completion rate - the answer's decode."""
         point = self.at(max(1, min(requests, self.largest)))
-        completed_per_s = self._full.total_tokens_per_s.typical / self.copies / self.output
+        completed_per_s = self._full.total_tokens_per_s / self.copies / self.output
         queued_s = requests / completed_per_s - self.output * point.step_s
         return max(self._prefill_queue_s(requests, point), queued_s)
 
@@ -710,13 +736,16 @@ class CapacityCopy:
             ttft = nxt
         return ttft
 
-    def at(self, batch: int | None) -> CapacityPoint:
-        """The copy at `batch` (None: the largest)."""
+    def at(self, batch: int | None, ends: bool = False) -> CapacityPoint:
+        """The copy at `batch` (None: the largest); with `ends`, its output over the engine's range."""
         batch = self.largest if batch is None else batch
-        steps = [self._step(dep, batch) for dep in self.deployments]
-        typical = steps[1]
-        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical),
-                             Range(*(self.copies * batch / st.step_s for st in steps)), typical.bound)
+        typical = self._typical_step(batch)
+        total = self.copies * batch / typical.step_s
+        spread = None
+        if ends:
+            low, high = (self._step(dep, batch) for dep in self._ends)
+            spread = Range(self.copies * batch / low.step_s, total, self.copies * batch / high.step_s)
+        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical), total, typical.bound, spread)
 
 
 def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
@@ -728,8 +757,7 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
         return None
     default = batch_cap(s.engine, s.typical.card.memory_bytes / GIB, s.typical.card.id)
     cap = default and max(default, workload.batch_size)
-    deployments = (s.low.varied(breakdown=live), s.typical.varied(breakdown=live), s.high.varied(breakdown=live))
-    return CapacityCopy(deployments, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
+    return CapacityCopy(s, live, most, cap, s.copies, prompt, output, prefill_s(s.typical, prompt))
 
 
 def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, context: float) -> MemoryBreakdown:

@@ -198,12 +198,16 @@ def test_a_part_computed_alone_is_the_whole_answers_part(client, body):
     ("fit.fits,fit.cards_needed,memory.total_bytes", set()),
     # what llm-analysis answers: the typical speed and time to first token, without their ranges
     ("throughput.decode_tokens_per_s_expected,throughput.time_to_first_token_s", set()),
-    ("throughput.time_to_first_token_s_range.high", {"ends"}),
+    ("throughput.time_to_first_token_s_range.high", {"prefill_range"}),
     ("throughput.decode_tokens_per_s_ceiling", {"ends"}),
     ("throughput.total_tokens_per_s_range", {"ends"}),
-    ("throughput.full_load", {"full_load"}),
+    ("throughput.full_load", {"full_load", "full_load_range"}),
+    # the full-load output alone: one step at full load, not three
+    ("throughput.full_load.total_tokens_per_s,throughput.full_load.batch_size", {"full_load"}),
+    ("throughput.full_load.total_tokens_per_s_range.low", {"full_load", "full_load_range"}),
     ("throughput.decode_curve.fits", {"curve"}),
-    ("throughput", {"ends", "curve", "full_load"}),
+    ("throughput", {"ends", "curve", "full_load", "full_load_range", "prefill_range"}),
+    # the summary quotes the speed's range and ceiling and the full-load output, not their ranges
     ("summary", {"summary", "full_load", "costs", "ends"}),
     ("warnings", {"notes", "full_load", "costs"}),
     ("alternatives.option", {"alternatives"}),

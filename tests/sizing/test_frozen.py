@@ -79,7 +79,6 @@ def test_a_varied_deployment_carries_the_rates_it_would_work_out_afresh(deployme
     if isinstance(changes, str):
         longer = _moe_deployment(50_000, tensor=2) if deployment.model.is_moe else _deployment(50_000)
         changes = {"breakdown": longer.breakdown, **({"overhead_scale": 1.5} if "end" in changes else {})}
-    deployment.rates  # worked out on the first step
     varied, fresh = deployment.varied(**changes), evolve(deployment, **changes)
     assert varied == fresh
     assert _rates(varied) == _rates(fresh)

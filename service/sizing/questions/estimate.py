@@ -43,8 +43,9 @@ class Parts:
     format that fits, which it names), the full-load figures (and the plan that serves most at
     full load), the decode curve, the machines' costs (host, energy and ownership), and the notes
     (what the plan and the decode weights are said to rest on, which only assumptions and
-    warnings show), and the ends of the speed's ranges with its roofline ceiling (ENDS_FIELDS).
-    A part shown is the same whether or not the others were computed."""
+    warnings show), the ends of the speed's ranges with its roofline ceiling (ENDS_FIELDS), and
+    the ranges of time to first token and of full-load output (two more prefills and two more
+    full-load steps). A part shown is the same whether or not the others were computed."""
 
     alternatives: bool = True
     summary: bool = True
@@ -53,6 +54,8 @@ class Parts:
     costs: bool = True
     notes: bool = True
     ends: bool = True
+    prefill_range: bool = True
+    full_load_range: bool = True
 
     def __post_init__(self) -> None:
         # what a part quotes is computed with it: the summary says the full load, the machines'
@@ -63,6 +66,8 @@ class Parts:
             object.__setattr__(self, "costs", True)
         if self.summary:
             object.__setattr__(self, "ends", True)
+        if self.full_load_range:
+            object.__setattr__(self, "full_load", True)
 
 
 EVERY_PART = Parts()
@@ -92,7 +97,8 @@ def estimate(
         serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
-                                  full_load=serve.full_load, full_load_shown=parts.full_load, ends=parts.ends)
+                                  full_load=serve.full_load, full_load_shown=parts.full_load, ends=parts.ends,
+                                  prefill_range=parts.prefill_range, full_load_range=parts.full_load_range)
         plan = plan_shown(shown)
     host = power = owned = None
     if parts.costs:

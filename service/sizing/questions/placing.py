@@ -148,7 +148,7 @@ def _most_served(model: ModelSpec, workload: Workload,
     larger one with room for longer batches."""
     def served(option: tuple[Placement, Setup]) -> float:
         placed, s = option
-        return serving_capacity(model, workload, s, placed, Notes.unread())["max_total_tokens_per_s"] or 0.0
+        return serving_capacity(model, workload, s, placed, Notes.unread(), ends=False)["max_total_tokens_per_s"] or 0.0
 
     return max(options, key=served)  # max keeps the first of equals: the smallest copy
 
