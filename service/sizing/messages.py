@@ -221,7 +221,17 @@ def _said(value: object, translations: Translations, plain: Callable[[str], str]
 def as_json(message: "Message") -> dict:
     """A message as an answer carries it: `{code, message, params}`, the parameters as JSON values
     (numbers in SI rounded to 12 significant digits, nested messages as objects, lists as arrays).
-    `message` is the Message itself (a str: JSON writes its text)."""
+    `message` is the Message itself (a str: JSON writes its text). Made once a message and kept
+    with it, shared by every answer that carries it (a message kept across questions, as a card's
+    links or an engine's costs are, is dumped again by each): nothing changes an answer's JSON
+    values once dumped."""
+    made = message.__dict__.get("_json")
+    if made is None:
+        made = message.__dict__["_json"] = _as_json(message)
+    return made
+
+
+def _as_json(message: "Message") -> dict:
     params = {}
     for name, value in message.params.items():
         kind = type(value)

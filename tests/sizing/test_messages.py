@@ -181,3 +181,17 @@ def test_an_answers_warnings_carry_their_codes_and_constants_come_from_the_const
     assert {"cluster_complexity", "long_run_without_ecc"} <= codes
     complexity = next(w for w in answer.warnings if getattr(w, "code", "") == "cluster_complexity")
     assert complexity.params == {"cards": 32}
+
+
+def test_a_message_is_made_json_once_and_an_answer_dumped_again_is_the_same():
+    """as_json keeps a message's JSON with it (a message kept across questions is dumped by each):
+    the same object each time, and equal to what a fresh message says."""
+    from service.sizing import messages as M
+
+    kept = M.kept(M.HEADS_COUNT, heads=32, kv_heads=8)
+    first = M.as_json(kept)
+    assert M.as_json(kept) is first
+    assert first == M.as_json(M.HEADS_COUNT(heads=32, kv_heads=8)) == {
+        "code": "heads_count", "message": str(kept), "params": {"heads": 32, "kv_heads": 8}}
+    nested = M.ENGINE_TENSOR_PLAN(engine="vllm", heads=kept, across=M.kept(M.PIPELINE_STAGES))
+    assert M.as_json(nested)["params"]["heads"] == first
