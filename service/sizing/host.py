@@ -230,7 +230,7 @@ def _in_servers(card: Card) -> bool:
 def power_basis(card: Card, table: PowerTable | None = None) -> M.Message:
     """Where host_sizing's typical power for these cards comes from, in words."""
     if not _in_servers(card):
-        return M.POWER_CARDS_PLUS_PLATFORM(platform_w=PLATFORM_W)
+        return M.kept(M.POWER_CARDS_PLUS_PLATFORM, platform_w=PLATFORM_W)
     if card.kind == "tier":
         return M.POWER_GUIDE_SERVERS()
     table = table or packaged_power_table()
@@ -295,11 +295,11 @@ def _build(card: Card, cards: int) -> dict:
     notes = []
     if flagship:
         psu = max(psu, FLAGSHIP_MIN_PSU_W)
-        notes.append(M.FLAGSHIP_SPIKES())
+        notes.append(M.kept(M.FLAGSHIP_SPIKES))
     if psu > PSU_UNIT_W:
         notes.append(M.PSU_SPLIT(psu_w=psu, unit_w=PSU_UNIT_W))
     if card.line == "consumer":
-        notes.append(M.CASE_AIRFLOW())
+        notes.append(M.kept(M.CASE_AIRFLOW))
     return {"cards_w": cards_w, "peak": peak, "transient": transient, "typical": peak, "psu": psu,
             "ram": host_ram_gb(card, cards), "cores": max(MIN_CPU_CORES, CORES_PER_CARD * cards),
             "low": None, "high": None, "notes": notes}

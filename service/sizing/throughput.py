@@ -231,7 +231,7 @@ class Setup:
     efficiency: Range  # of the bandwidth, low to high
     compute: Range  # of the peak, low to high
     engine_name: str = "guide"  # as answered: the engine named, the default engine, or the guide's rule
-    compute_why: str = ""  # where the matmuls' share of peak comes from
+    prefill_note: M.Message  # the prefill's share of peak, and where it comes from
     compute_key: str = "bf16"  # the rate the matmuls run at (_compute_key)
 
     @property
@@ -279,7 +279,7 @@ def setup(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown, card
                       priced.compute.typical, priced.efficiency.typical, priced=priced.priced)
     return Setup(typical=base, copies=par.replicas * par.data, bandwidth_fraction=priced.bandwidth_fraction,
                  efficiency=priced.efficiency, compute=priced.compute, engine_name=priced.engine_name,
-                 compute_why=priced.compute_why, compute_key=priced.compute_key)
+                 prefill_note=priced.prefill_note, compute_key=priced.compute_key)
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ class _Pricing:
     compute: Range
     priced: bool  # False: the guide's rule or a given efficiency, no fixed costs added
     engine_name: str
-    compute_why: str
+    prefill_note: M.Message
     compute_key: str
     notes: Notes
 
@@ -324,7 +324,8 @@ def _pricing(model: ModelSpec, precision: Precision, engine: Engine, engine_name
     why = engine.fitted if shares is engine.compute_efficiency else d.PREFILL_EFFICIENCY.note
     if priced:
         _fixed_cost_notes(model, engine, group, fabric, notes)
-    return _Pricing(engine, peak, fraction, efficiency, compute, priced, name, why, key, notes)
+    prefill_note = M.PREFILL_MATMULS(low=compute.low, high=compute.high, why=why)
+    return _Pricing(engine, peak, fraction, efficiency, compute, priced, name, prefill_note, key, notes)
 
 
 def guide_share(card: Card, group: Parallelism) -> float:
@@ -427,7 +428,7 @@ def throughput_answer(
     efficiency = Range(s.efficiency.low, s.typical.bandwidth_efficiency, s.efficiency.high)
     # What each headline range's ends rest on: the speeds on the bandwidth shares (said once for all
     # three, and for full load), time to first token on the prefill share.
-    shares = M.RANGE_BANDWIDTH(low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
+    shares = M.kept(M.RANGE_BANDWIDTH, low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
         if ends or capacity["max_total_tokens_per_s_range"] is not None else None
     # the figures on the ends and the ceiling; without `ends` null, as the answer does not show them
     at_ends: dict = dict.fromkeys(ENDS_FIELDS - {"time_to_first_token_s_range"})
@@ -559,8 +560,7 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, range
     than reading the weights once, plus the plan's fixed costs and collectives for the prompt.
     Without `ranged`, the typical time alone (no range)."""
     prompt = workload.prompt_tokens
-    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), lambda: M.PREFILL_MATMULS(
-        low=s.compute.low, high=s.compute.high, why=s.compute_why))
+    notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), s.prefill_note)
     typical = prefill_s(s.typical, prompt)
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
@@ -570,7 +570,7 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, range
         "time_to_first_token_s": typical,
         # what the range's ends rest on: the prefill share
         "time_to_first_token_s_range": Range(prefill_s(s.high, prompt), typical, prefill_s(s.low, prompt),
-                                             note=M.RANGE_PREFILL()) if ranged else None,
+                                             note=M.kept(M.RANGE_PREFILL)) if ranged else None,
         "prefill_tokens_per_s": prompt / typical,
     }
 
@@ -618,7 +618,7 @@ def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: 
     if copy is None:
         return empty
     point = copy.at(None, ends)
-    notes.assume("capacity_request", f"{prompt} in / {output} out", M.FULL_LOAD())
+    notes.assume("capacity_request", f"{prompt} in / {output} out", M.kept(M.FULL_LOAD))
     return {
         "max_total_tokens_per_s": point.total_tokens_per_s,
         "max_total_tokens_per_s_range": point.total_tokens_per_s_range,
@@ -830,4 +830,4 @@ def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
         notes.assume("decode_weights", "min(batch x active, all)",
                      M.DECODE_READS_ACTIVE(params=model.params, active=model.params_per_token))
     elif model.decode_skipped_params:
-        notes.assume("decode_weights", "all_but_input_embedding", M.DECODE_SKIPS_EMBEDDING())
+        notes.assume("decode_weights", "all_but_input_embedding", M.kept(M.DECODE_SKIPS_EMBEDDING))
