@@ -47,8 +47,9 @@ class Notes:
     @classmethod
     def unread(cls) -> "Notes":
         """Notes no answer shows (a search's trial plans, an alternative's, a figure worked out
-        again for another context): quiet."""
-        return cls(quiet=True)
+        again for another context): quiet, and one for all of them, since a quiet Notes keeps
+        nothing (assume, warn and replay return at once)."""
+        return _UNREAD
 
     def use(self, name: str, given, default: d.Default):
         """The given value, or the default (recorded as an assumption)."""
@@ -84,6 +85,9 @@ class Notes:
     def said(self) -> dict:
         """The answer's assumptions and warnings, as the keyword arguments of its result."""
         return {"assumptions": tuple(self.assumptions), "warnings": tuple(self.warnings)}
+
+
+_UNREAD = Notes(quiet=True)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ in 16-bit (GPTQ, AWQ, bitsandbytes, FP8/INT8 and FP4 checkpoints do; GGUF files 
 too, and the GGUF figures below are whole-file averages that already include them).
 """
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -136,6 +137,7 @@ def _grouped(match: re.Match, field: str) -> Precision:
         M.FORMAT_GROUPED(kind=kind.upper(), bits=bits, group=group, scale_and_zero_bits=16 + bits), True, kind)
 
 
+@functools.lru_cache(maxsize=256)  # a grouped format ("awq", "int4-g128") is made once, not each time
 def get_precision(name: str, field: str = "precision") -> Precision:
     """The format called `name` (case-insensitive), or UnknownPrecisionError."""
     key = name.strip().lower().replace(" ", "-")

@@ -79,3 +79,21 @@ def test_custom_cards_hash_apart():
     made = {hash(custom_card(memory_gib=m, bandwidth_gb_per_s=1000, dense_tflops={"bf16": 100}, power_w=300))
             for m in range(1, 101)}
     assert len(made) == 100
+
+
+def test_the_one_unread_notes_keeps_nothing_whatever_is_said_to_it():
+    """Notes.unread() is one quiet Notes for every search and alternative (a quiet Notes keeps
+    nothing): after whole answers in every mode it is still empty, and said to directly, too."""
+    from service.sizing import questions as q
+    from service.sizing.catalog import get_card, get_model
+    from service.sizing.inputs import EnergyInput, HardwareInput, Notes, WorkloadInput
+
+    for mode in ("inference", "full_finetune", "lora"):
+        q.estimate(get_model("llama-3.1-70b").spec, WorkloadInput(mode=mode, train_tokens=1e9),
+                   HardwareInput(get_card("rtx-4090"), 2), EnergyInput())
+    unread = Notes.unread()
+    unread.assume("x", 1, M.kept(M.FULL_LOAD))
+    unread.warn(M.kept(M.FULL_LOAD))
+    unread.replay(Notes(assumptions=[], warnings=[M.kept(M.FULL_LOAD)]))
+    assert unread is Notes.unread() and unread.quiet
+    assert unread.said() == {"assumptions": (), "warnings": ()} and not unread._named

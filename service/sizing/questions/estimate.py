@@ -191,7 +191,9 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     notes = Notes.unread()
     try:
         resolved = in_format(given, serve.workload, name)
-        if resolved == serve.workload:
+        asked = serve.workload  # in_format changes the format, the KV cache's and the plan, no more
+        if resolved.precision == asked.precision and resolved.kv_precision == asked.kv_precision \
+                and asked.parallelism is None:
             breakdown, least = serve.breakdown, serve.placements.least
             found = None if least is None else (least, serve.setup if serve.placement is least else setup(
                 model, resolved, breakdown, card, least.parallelism, serve.fabric, Notes.unread()))
