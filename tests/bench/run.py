@@ -245,33 +245,44 @@ LOADS = ("floor", "estimate", "distinct", "distinct_sparse")
 
 
 def alternating(base: str, args, workers: list[int]) -> dict:
-    """Each load in turn, `args.rounds` times, so that every round's loads see the same minute of
-    a machine whose speed drifts (a shared two-core machine's floor moved 1,300-4,100 requests/s
-    within minutes): per load the median over rounds of requests/s, p50, p99 and of each round's
-    share of that round's floor, and the `workers`' CPU time per request, which that drift moves
-    less; the new questions of each round in slots of their own."""
+    """Each load in turn, `args.rounds` short rounds, the floor at both ends of each, so that a
+    load is compared with the floor of its own few seconds on a machine whose speed drifts (a
+    shared two-core machine's floor moved 1,100-4,700 requests/s from one round to the next):
+    per load the median over rounds of requests/s, p50, p99, of each round's share of that
+    round's floor (the mean of its two), and of the `workers`' CPU time per request, which that
+    drift moves less; the new questions of each round in slots of their own."""
     runs: dict[str, list[dict]] = {name: [] for name in LOADS}
 
-    def timed(name: str, url: str, body: dict | None, slot: int = 0) -> None:
+    def timed(url: str, body: dict | None, slot: int = 0) -> dict:
         before = cpu_s(workers)
         result = load(url, body, args.connections, args.seconds, 2, slot)
         result["cpu_ms"] = (cpu_s(workers) - before) / max(1, result["requests"]) * 1e3
-        runs[name].append(result)
+        return result
 
     for r in range(args.rounds):
         first = r * 2 * SLOTS_PER_LOAD
-        timed("floor", f"{base}/bench/echo", ECHO)
-        timed("estimate", f"{base}/v1/estimate", ESTIMATE)
-        timed("distinct", f"{base}/v1/estimate", None, slot=first)
-        timed("distinct_sparse", f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None, slot=first + SLOTS_PER_LOAD)
+        before = timed(f"{base}/bench/echo", ECHO)
+        runs["distinct"].append(timed(f"{base}/v1/estimate", None, slot=first))
+        runs["distinct_sparse"].append(timed(f"{base}/v1/estimate?fields={SPARSE_FIELDS}", None,
+                                             slot=first + SLOTS_PER_LOAD))
+        runs["estimate"].append(timed(f"{base}/v1/estimate", ESTIMATE))
+        after = timed(f"{base}/bench/echo", ECHO)
+        requests = before["requests"] + after["requests"]
+        runs["floor"].append({
+            "rps": (before["rps"] + after["rps"]) / 2, "requests": requests,
+            "p50_ms": (before["p50_ms"] + after["p50_ms"]) / 2, "p99_ms": max(before["p99_ms"], after["p99_ms"]),
+            "errors": before["errors"] + after["errors"],
+            "cpu_ms": (before["cpu_ms"] * before["requests"] + after["cpu_ms"] * after["requests"]) / max(1, requests)})
     out = {}
     for name, rounds in runs.items():
         shares = [r["rps"] / f["rps"] for r, f in zip(rounds, runs["floor"])]
+        cpu_shares = [f["cpu_ms"] / r["cpu_ms"] for r, f in zip(rounds, runs["floor"])]
         out[name] = {"rps": statistics.median(r["rps"] for r in rounds),
                      "p50_ms": statistics.median(r["p50_ms"] for r in rounds),
                      "p99_ms": statistics.median(r["p99_ms"] for r in rounds),
                      "errors": sum(r["errors"] for r in rounds), "share": statistics.median(shares),
-                     "shares": shares, "cpu_ms": statistics.median(r["cpu_ms"] for r in rounds)}
+                     "shares": shares, "cpu_ms": statistics.median(r["cpu_ms"] for r in rounds),
+                     "cpu_share": statistics.median(cpu_shares)}
     return out
 
 
@@ -297,17 +308,18 @@ def report(results: dict, args) -> str:
     Measured by `make bench` on {results['cores']} cores ({results['cpu']}), Python {sys.version.split()[0]},
     gunicorn with deploy/gunicorn.conf.py ({args.workers} workers x {args.threads} threads), the load
     generator ({results['generator']}) on the same machine, {args.connections} connections, each load
-    {args.seconds} s in turn, {args.rounds} rounds (medians over rounds; the share of the floor is each
-    round's share, its median first), on {results['date']}.
+    {args.seconds} s in turn, {args.rounds} rounds with the floor at both ends of each (medians over
+    rounds; the share of the floor is each round's share of the mean of its two floors, their
+    median first), on {results['date']}.
 
     | endpoint | requests/s | of the floor (each round) | workers' CPU ms a request | p50 ms | p99 ms | non-2xx |
     |---|---|---|---|---|---|---|
     {{rows}}
 
     - By the workers' CPU time a request (medians over rounds; a slow host inflates it too), a new
-      question costs {m['cpu_ms']:.2f} ms against the floor's {b['cpu_ms']:.2f} ms, so it can reach
-      **{b['cpu_ms'] / m['cpu_ms']:.0%}** of the floor's throughput; a new sparse one {sparse['cpu_ms']:.2f} ms
-      (**{b['cpu_ms'] / sparse['cpu_ms']:.0%}**).
+      question costs {m['cpu_ms']:.2f} ms against the floor's {b['cpu_ms']:.2f} ms: by each round's
+      CPU, it can reach **{m['cpu_share']:.0%}** of the floor's throughput (median of rounds); a new
+      sparse one {sparse['cpu_ms']:.2f} ms (**{sparse['cpu_share']:.0%}**).
     - A new question every request (no cache hit): **{m['share']:.0%}** of the floor's
       throughput, p99 {m['p99_ms']:.1f} ms (the full computation: memory, fit, the engine's plan,
       roofline, decode curve, full-load capacity, four alternatives, ranges, host sizing, summary).
@@ -345,8 +357,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--seconds", type=int, default=5, help="each load, each round")
-    parser.add_argument("--rounds", type=int, default=3, choices=range(1, 21), metavar="1-20")
+    parser.add_argument("--seconds", type=int, default=2, help="each load, each round")
+    parser.add_argument("--rounds", type=int, default=8, choices=range(1, 21), metavar="1-20")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args(argv)
     port = free_port()
