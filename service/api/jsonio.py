@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from collections.abc import Iterable
 
 from flask import Request, Response, current_app, g
@@ -44,6 +45,17 @@ def _has_lone_surrogate(value) -> bool:
     return False
 
 
+# A lone surrogate reaches a parsed string only through a \\u escape of D800-DFFF (UTF-8 cannot
+# carry one): a body without such an escape is not walked for them.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _may_hold_surrogate(data: bytes | str) -> bool:
+    pattern = _SURROGATE_ESCAPE_BYTES if isinstance(data, (bytes, bytearray)) else _SURROGATE_ESCAPE
+    return pattern.search(data) is not None  # type: ignore[arg-type]  # the pattern matches the data's kind
+
+
 def loads_strict(data: bytes | str):
     """Parse JSON, refusing NaN, Infinity, numbers that overflow, absurd nesting and text that
     is not Unicode (unpaired surrogates)."""
@@ -54,7 +66,7 @@ def loads_strict(data: bytes | str):
     except (ValueError, UnicodeDecodeError) as exc:
         # json.JSONDecodeError is a ValueError; so are integers over Python's digit limit.
         raise MalformedJSON(P.BAD_JSON(reason=str(exc))) from None
-    if _has_lone_surrogate(value):
+    if _may_hold_surrogate(data) and _has_lone_surrogate(value):
         raise MalformedJSON(P.JSON_SURROGATE())
     return value
 

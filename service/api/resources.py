@@ -43,9 +43,7 @@ def _price(args: dict, hardware) -> Price | None:
 def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, dict]:
     """The answer (only the fields in `paths` when given) and the card's product line. The
     costly parts are computed only when the answer shows them."""
-    parts = estimate_parts(paths)
-    if not args.get("alternatives", True):
-        parts = replace(parts, alternatives=False)
+    parts = estimate_parts(paths, args.get("alternatives", True))
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              asked_lang(args.get("lang")), _price(args, args["hardware"]),
                              args.get("overhead_fraction"), parts, args.get("target"))
@@ -55,7 +53,7 @@ def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, di
 
 
 @functools.lru_cache(maxsize=256)  # once a request, not once an item of a batch
-def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
+def estimate_parts(paths: tuple[str, ...] | None, alternatives: bool = True) -> domain.Parts:
     """The costly parts an estimate's fields need (every part for the whole answer): the
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
     which quotes them) and their range; the decode curve; the machines' costs (host, energy,
@@ -63,6 +61,8 @@ def estimate_parts(paths: tuple[str, ...] | None) -> domain.Parts:
     the speed's ranges and its roofline ceiling; the range of time to first token. The full-load
     figures and the costs add to assumptions and warnings, so an answer that shows those computes
     them too (the other parts' notes are their own or none)."""
+    if not alternatives:  # the request says no alternatives, whatever its fields
+        return replace(estimate_parts(paths), alternatives=False)
     if paths is None:
         return domain.EVERY_PART
 

@@ -39,9 +39,11 @@ def assert_problem(response, status):
         b"",
         b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "\\ud83d"}}',
         b'{"model": "\\udfff", "hardware": {"card": "D-M"}}',
+        b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "x\\uDBFFy"}}',
     ],
     ids=["truncated", "nan-top", "nan", "infinity", "minus-infinity", "1e400", "5000-digits",
-         "deep-array", "deep-object", "not-utf8", "empty", "lone-high-surrogate", "lone-low-surrogate"],
+         "deep-array", "deep-object", "not-utf8", "empty", "lone-high-surrogate", "lone-low-surrogate",
+         "lone-surrogate-upper-case-escape"],
 )
 def test_malformed_json_is_400(client, body):
     assert_problem(raw(client, body), 400)
