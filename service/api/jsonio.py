@@ -45,15 +45,18 @@ def _has_lone_surrogate(value) -> bool:
     return False
 
 
-# A lone surrogate reaches a parsed string only through a \\u escape of D800-DFFF (UTF-8 cannot
-# carry one): a body without such an escape is not walked for them.
+# In a body of ASCII bytes (no NUL: json.loads reads it as UTF-8, not UTF-16 or UTF-32) a lone
+# surrogate reaches a parsed string only through a \\u escape of D800-DFFF; such a body without
+# one is not walked for them. Any other body is (a UTF-8-encoded surrogate, which json.loads
+# lets through, or another encoding).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _may_hold_surrogate(data: bytes | str) -> bool:
-    pattern = _SURROGATE_ESCAPE_BYTES if isinstance(data, (bytes, bytearray)) else _SURROGATE_ESCAPE
-    return pattern.search(data) is not None  # type: ignore[arg-type]  # the pattern matches the data's kind
+    if isinstance(data, str):
+        return not data.isascii() or _SURROGATE_ESCAPE.search(data) is not None
+    return not data.isascii() or b"\x00" in data or _SURROGATE_ESCAPE_BYTES.search(data) is not None
 
 
 def loads_strict(data: bytes | str):

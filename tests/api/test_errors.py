@@ -40,10 +40,18 @@ def assert_problem(response, status):
         b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "\\ud83d"}}',
         b'{"model": "\\udfff", "hardware": {"card": "D-M"}}',
         b'{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "energy": {"currency": "x\\uDBFFy"}}',
+        # a lone surrogate without an ASCII escape: UTF-8-encoded (json.loads passes it), or a
+        # body in UTF-16 or UTF-32 (json.loads detects them), escaped or raw
+        b'{"model": "\xed\xa0\x80", "hardware": {"card": "D-M"}}',
+        '{"model": "\\ud800", "hardware": {"card": "D-M"}}'.encode("utf-16-le"),
+        '{"model": "\\ud800", "hardware": {"card": "D-M"}}'.encode("utf-16"),
+        '{"model": "\\udfff", "hardware": {"card": "D-M"}}'.encode("utf-32-le"),
+        '{"model": "\ud800", "hardware": {"card": "D-M"}}'.encode("utf-16-le", "surrogatepass"),
     ],
     ids=["truncated", "nan-top", "nan", "infinity", "minus-infinity", "1e400", "5000-digits",
          "deep-array", "deep-object", "not-utf8", "empty", "lone-high-surrogate", "lone-low-surrogate",
-         "lone-surrogate-upper-case-escape"],
+         "lone-surrogate-upper-case-escape", "surrogate-in-utf-8", "escaped-in-utf-16-le", "escaped-in-utf-16-bom",
+         "escaped-in-utf-32", "raw-in-utf-16"],
 )
 def test_malformed_json_is_400(client, body):
     assert_problem(raw(client, body), 400)
