@@ -98,6 +98,8 @@ class Deployment:
         """The deployment with `changes` to its engine's shares and costs (the ends of a range,
         the ideal roofline) or to its breakdown (another context), with its rates: this one's,
         but for the part the changes set, worked out again (every deployment prices a step)."""
+        if not changes.keys() <= _VARIED:  # what else a deployment is (model, plan, engine) sets every rate
+            raise TypeError(f"varied changes {sorted(_VARIED)}, not {sorted(changes.keys() - _VARIED)}")
         made = evolve(self, **changes)
         kept = made._costs() if changes.keys() - {"breakdown"} else {}
         if "breakdown" in changes:
@@ -119,6 +121,11 @@ class Deployment:
         if tokens not in r.reads:
             r.reads[tokens] = weights.decode_read_split(self.model, self.precision, tokens)
         return r.reads[tokens]
+
+
+# What Deployment.varied may change: the engine's shares and fixed costs (_costs), the breakdown (_kv).
+_VARIED = frozenset({"ideal", "bandwidth_efficiency", "compute_fraction", "overhead_scale", "fabric", "priced",
+                     "breakdown"})
 
 
 @dataclass(frozen=True, kw_only=True)

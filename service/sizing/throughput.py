@@ -431,7 +431,7 @@ def throughput_answer(
     shares = M.kept(M.RANGE_BANDWIDTH, low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
         if ends or capacity["max_total_tokens_per_s_range"] is not None else None
     # the figures on the ends and the ceiling; without `ends` null, as the answer does not show them
-    at_ends: dict = dict.fromkeys(ENDS_FIELDS - {"time_to_first_token_s_range"})
+    at_ends: dict = dict.fromkeys(ENDS_FIELDS)
     if ends:
         assert per_stream is not None and total is not None  # priced above, with the ends
         at_ends = {"decode_tokens_per_s_ceiling": 1 / ideal.step_s,

@@ -83,3 +83,10 @@ def test_a_varied_deployment_carries_the_rates_it_would_work_out_afresh(deployme
     assert varied == fresh
     assert _rates(varied) == _rates(fresh)
     assert _rates(varied) != _rates(deployment)
+
+
+def test_a_deployment_varies_only_in_what_its_carried_rates_allow():
+    """varied works out again only the rates the engine's shares or the breakdown set: another
+    model, plan, format or engine sets every rate, and is refused."""
+    with pytest.raises(TypeError, match="group"):
+        _deployment(1000).varied(group=Parallelism(tensor=2))
