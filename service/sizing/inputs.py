@@ -189,16 +189,12 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
     default_precision = d.QLORA_PRECISION if mode == "qlora" else d.PRECISION
     if mode == "inference" and model is not None and model.released_precision is not None:
         default_precision = d.Default(model.released_precision, released_note(model))
-    precision = get_precision(notes.use("precision", given.precision, default_precision),
-                              "workload.precision")
-    precision = as_loaded_by(precision, engine_name(given.engine))
+    precision = _weights_format(notes.use("precision", given.precision, default_precision), given.engine)
+    engine = engine_name(given.engine)
     if mode in ("full_finetune", "pretrain") and precision.name not in _TRAINING_PRECISIONS:
         raise InvalidInputError(M.ERROR_MODE_PRECISION(mode=mode, precision=precision.name), "workload.precision")
-    kv_default = _kv_default(precision.name, engine_name(given.engine),
-                             all("fp8" in card.dense_flops for card in cards))
-    kv_precision = get_precision(
-        notes.use("kv_precision", given.kv_precision, kv_default), "workload.kv_precision"
-    )
+    kv_precision = _kv_format(given.kv_precision, precision, engine, notes,
+                              all("fp8" in card.dense_flops for card in cards))
     context = notes.use("context_tokens", given.context_tokens, _context_default(given))
     training = mode in d.TRAINING_MODES
     prompt, output = _request_shape(given, context, training, notes)
@@ -216,7 +212,7 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
         parallelism=_parallelism(given, training),
         prompt_tokens=prompt,
         output_tokens=output,
-        engine=engine_name(given.engine),
+        engine=engine,
         global_batch_tokens=given.global_batch_tokens,
         virtual_stages=given.virtual_stages if training else None,
         mfu_given=given.mfu is not None,
@@ -231,10 +227,22 @@ def in_format(given: WorkloadInput, resolved: Workload, name: str) -> Workload:
     parallelism (and no cards), without resolving the rest again. Only the format and the KV
     cache's default follow from the precision in inference; everything else is the same."""
     assert not resolved.training, "in_format is for inference"
-    precision = as_loaded_by(get_precision(name, "workload.precision"), resolved.engine)
-    kv = resolved.kv_precision if given.kv_precision is not None else \
-        get_precision(_kv_default(precision.name, resolved.engine).value, "workload.kv_precision")
+    precision = _weights_format(name, resolved.engine)
+    kv = _kv_format(given.kv_precision, precision, resolved.engine, Notes.unread())
     return evolve(resolved, precision=precision, kv_precision=kv, parallelism=None)
+
+
+def _weights_format(name: str, engine: str | None) -> Precision:
+    """The weights' format called `name`, as the engine called `engine` loads it (an unknown
+    format is said before an unknown engine)."""
+    return as_loaded_by(get_precision(name, "workload.precision"), engine_name(engine))
+
+
+def _kv_format(given: str | None, precision: Precision, engine: str | None, notes: Notes,
+               cards_compute_fp8: bool = True) -> Precision:
+    """The KV cache's format: given, or the default for the weights' format and the engine."""
+    default = _kv_default(precision.name, engine, cards_compute_fp8)
+    return get_precision(notes.use("kv_precision", given, default), "workload.kv_precision")
 
 
 # Engines whose quantised float checkpoints carry an FP8 KV cache by default: TensorRT-LLM's
