@@ -107,11 +107,6 @@ class Deployment:
         made.__dict__["rates"] = evolve(self.rates, **kept)  # as functools.cached_property keeps it
         return made
 
-    @functools.cached_property
-    def prefills_s(self) -> dict[int, float]:
-        """One prompt's prefill on this deployment, by prompt length (throughput.prefill_s)."""
-        return {}
-
     def read_split(self, tokens: int) -> tuple[int, int]:
         """weights.decode_read_split for a step of `tokens`, kept per deployment (once for a
         dense model, which reads the same weights at any batch)."""

@@ -1,6 +1,7 @@
 """A fast dataclasses.replace for the frozen dataclasses an answer copies many times."""
 
 import functools
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
@@ -34,3 +35,24 @@ def evolve(obj: T, **changes: Any) -> T:
     made: T = object.__new__(cls)
     object.__setattr__(made, "__dict__", state)
     return made
+
+
+K = TypeVar("K")
+R = TypeVar("R")
+
+
+def kept_by_argument(fn: Callable[[T, K], R]) -> Callable[[T, K], R]:
+    """fn(obj, key) worked out once per object and key, and kept in the object's __dict__ (as
+    functools.cached_property keeps what it works out): a deployment's prefill by prompt, a
+    copy's step by batch, a fabric's scaled ends. The memo goes with the object; evolve does not
+    copy it to another."""
+    slot = f"_kept_{fn.__name__}"
+
+    @functools.wraps(fn)
+    def kept(obj: T, key: K) -> R:
+        memo = obj.__dict__.setdefault(slot, {})
+        if key not in memo:
+            memo[key] = fn(obj, key)
+        return memo[key]
+
+    return kept

@@ -15,6 +15,7 @@ from typing import Literal, overload
 from . import defaults as d
 from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card
+from .frozen import kept_by_argument
 from .host import rack_domain
 from .inputs import Notes
 from .units import GB
@@ -106,18 +107,13 @@ class Fabric:
     def scaled(self, scale: float) -> "Fabric":
         """Every link's costs times `scale` (the ends of a range), made once per fabric and scale:
         a card's fabric is kept (_fabric), and every answer on it asks for the same two ends."""
-        if scale == 1.0:
-            return self
-        made = self._scaled.get(scale)
-        if made is None:
-            made = self._scaled[scale] = replace(
-                self, inside=self.inside.scaled(scale), slot=None if self.slot is None else self.slot.scaled(scale),
-                between=self.between.scaled(scale))
-        return made
+        return self if scale == 1.0 else self._scaled(scale)
 
-    @functools.cached_property
-    def _scaled(self) -> dict[float, "Fabric"]:
-        return {}
+    @kept_by_argument
+    def _scaled(self, scale: float) -> "Fabric":
+        return replace(self, inside=self.inside.scaled(scale),
+                       slot=None if self.slot is None else self.slot.scaled(scale),
+                       between=self.between.scaled(scale))
 
     def link(self, members: int) -> Link:
         """The slowest link a collective over `members` cards of one group crosses."""

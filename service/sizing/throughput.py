@@ -13,7 +13,7 @@ from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
 from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
-from .frozen import evolve
+from .frozen import evolve, kept_by_argument
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -580,17 +580,15 @@ def prefill_flops(model: ModelSpec, prompt: int) -> float:
     return 2.0 * model.params_per_token * prompt + attention_flops_per_token(model, prompt / 2) * prompt
 
 
+@kept_by_argument
 def prefill_s(dep: Deployment, prompt: int) -> float:
     """One prompt through one copy: every card of the copy computes its share (pipelines split a
     prompt into chunks that overlap across stages), never faster than reading the weights once,
     plus the fixed costs and collectives of pushing the prompt's tokens through the layers (kept
     with the deployment: the answer's prefill and its full load's are the same prompt's)."""
-    kept = dep.prefills_s
-    if prompt not in kept:
-        compute, memory = _prefill_roof(dep, prompt)
-        step = decode_step(dep, 0, 0, prefill_tokens=prompt)
-        kept[prompt] = max(compute, memory) + step.engine_s + step.comm_s
-    return kept[prompt]
+    compute, memory = _prefill_roof(dep, prompt)
+    step = decode_step(dep, 0, 0, prefill_tokens=prompt)
+    return max(compute, memory) + step.engine_s + step.comm_s
 
 
 def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:
@@ -683,20 +681,14 @@ class CapacityCopy:
     def _live(self, dep: Deployment) -> Deployment:
         return dep if dep.breakdown is self.live else dep.varied(breakdown=self.live)
 
-    @functools.cached_property
-    def _typical_steps(self) -> dict[int, StepCost]:
-        return {}
-
     def _step(self, dep: Deployment, batch: int) -> StepCost:
         prompt = self.prompt
         return decode_step(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
 
+    @kept_by_argument
     def _typical_step(self, batch: int) -> StepCost:
         """The typical step at `batch`, priced once (a search asks the same batch again)."""
-        kept = self._typical_steps
-        if batch not in kept:
-            kept[batch] = self._step(self._typical, batch)
-        return kept[batch]
+        return self._step(self._typical, batch)
 
     def _ttft_s(self, step: StepCost) -> float:
         return self.prefill_alone_s + math.ceil(self.prompt / PREFILL_CHUNK_TOKENS) * step.step_s

@@ -90,3 +90,23 @@ def test_a_deployment_varies_only_in_what_its_carried_rates_allow():
     model, plan, format or engine sets every rate, and is refused."""
     with pytest.raises(TypeError, match="group"):
         _deployment(1000).varied(group=Parallelism(tensor=2))
+
+
+def test_what_is_kept_by_argument_is_worked_out_once_per_object_and_not_copied():
+    from service.sizing.frozen import kept_by_argument
+
+    made: list = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Thing:
+        size: int
+
+        @kept_by_argument
+        def times(self, k: int) -> int:
+            made.append(k)
+            return self.size * k
+
+    one = Thing(2)
+    assert (one.times(3), one.times(3), one.times(4)) == (6, 6, 8) and made == [3, 4]
+    other = evolve(one, size=5)  # its own, not the first one's
+    assert other.times(3) == 15 and made == [3, 4, 3]
