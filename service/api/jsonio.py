@@ -49,14 +49,12 @@ def _has_lone_surrogate(value) -> bool:
 # surrogate reaches a parsed string only through a \\u escape of D800-DFFF; such a body without
 # one is not walked for them. Any other body is (a UTF-8-encoded surrogate, which json.loads
 # lets through, or another encoding).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _may_hold_surrogate(data: bytes | str) -> bool:
-    if isinstance(data, str):
-        return not data.isascii() or _SURROGATE_ESCAPE.search(data) is not None
-    return not data.isascii() or b"\x00" in data or _SURROGATE_ESCAPE_BYTES.search(data) is not None
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return not raw.isascii() or b"\x00" in raw or _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def loads_strict(data: bytes | str):
