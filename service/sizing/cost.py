@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from . import defaults as d
 from . import messages as M
+from .frozen import stores_fields
 from .inputs import EnergyInput, Notes
 from .units import DAYS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, WATTS_PER_KW
 
@@ -74,6 +75,7 @@ def rent_cheaper_below(capital: float, rent_yearly: float, operating_yearly: flo
     return 1.0 if saved <= 0 else min(1.0, capital / saved)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class EnergyAnswer:
     """Electricity for `machines` installations drawing `power_w` each."""

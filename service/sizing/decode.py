@@ -16,7 +16,7 @@ from . import links as ln
 from . import weights
 from .cards import Card
 from .engines import Engine
-from .frozen import evolve
+from .frozen import evolve, stores_fields
 from .links import ACTIVATION_BYTES, Fabric
 from .memory import MemoryBreakdown
 from .model import ModelSpec
@@ -24,6 +24,7 @@ from .plan import Parallelism
 from .precision import Precision
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Deployment:
     """One copy of a model on its cards, and what prices its steps.
@@ -123,6 +124,7 @@ _VARIED = frozenset({"ideal", "bandwidth_efficiency", "compute_fraction", "overh
                      "breakdown"})
 
 
+@stores_fields
 @dataclass(frozen=True, kw_only=True)
 class _Rates:
     """A deployment's rates and fixed costs per step part (what _stage does not recompute)."""
@@ -148,6 +150,7 @@ class _Rates:
     reads: dict[int, tuple[int, int]]
 
 
+@stores_fields
 @dataclass(frozen=True)
 class StepCost:
     """One decode step of `batch` sequences on one copy, in seconds, by part.

@@ -8,6 +8,7 @@ from functools import cache
 from . import messages as M
 from .cards import Card
 from .catalog import catalog, read_data
+from .frozen import stores_fields
 from .units import GIB, WATTS_PER_KW
 
 # Guide section 5.1: PSU = 1.5 x system peak; host RAM = 4 x card memory; 12+ cores.
@@ -144,6 +145,7 @@ def rack_domain(card: Card) -> Platform | None:
     return found if found is not None and found.rack_scale else None
 
 
+@stores_fields
 @dataclass(frozen=True)
 class HostSizing:
     """The machines that carry `cards` cards of one kind, `cards_per_machine` at most in each.

@@ -8,7 +8,7 @@ from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card, half_precision_rate
 from .engines import engine_name
 from .errors import InvalidInputError
-from .frozen import evolve
+from .frozen import evolve, stores_fields
 from .model import ModelSpec
 from .plan import Parallelism, spanned
 from .precision import HALF, Precision, as_loaded_by, get_precision
@@ -16,6 +16,7 @@ from .training import OPTIMIZERS, Optimizer
 from .units import GB, TERA
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Assumption:
     """A default or derived value the answer relies on, and why."""
@@ -90,6 +91,7 @@ class Notes:
 _UNREAD = Notes(quiet=True)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class WorkloadInput:
     mode: str | None = None
@@ -117,6 +119,7 @@ class WorkloadInput:
     virtual_stages: int | None = None
 
 
+@stores_fields
 @dataclass(frozen=True)
 class HardwareInput:
     card: Card
@@ -125,6 +128,7 @@ class HardwareInput:
     network_gb_per_s: float | None = None
 
 
+@stores_fields
 @dataclass(frozen=True)
 class EnergyInput:
     power_w: float | None = None
@@ -137,6 +141,7 @@ class EnergyInput:
     machines: int | None = None
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Workload:
     """A workload with every default applied."""

@@ -9,6 +9,7 @@ from . import messages as M
 from . import training as tr
 from . import weights
 from .engines import ENGINES
+from .frozen import stores_fields
 from .inputs import Notes, Workload
 from .model import ModelSpec
 from .plan import Parallelism
@@ -59,6 +60,7 @@ def usable_bytes(card_bytes: int, usable_fraction: float) -> int:
     return math.floor(card_bytes * usable_fraction)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Component:
     name: M.Message
@@ -71,6 +73,7 @@ class Component:
     method, or per card."""
 
 
+@stores_fields
 @dataclass(frozen=True)
 class MemoryBreakdown:
     """Bytes by component, for the whole job; `per_card` says how a plan splits them.
@@ -208,6 +211,7 @@ class MemoryBreakdown:
                 + self.runtime_overhead_bytes)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class FitAnswer:
     """Whether the need fits `count` cards, and the least count that does."""

@@ -20,6 +20,7 @@ from . import messages as M
 from .cards import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
+from .frozen import stores_fields
 from .inputs import HardwareInput, Notes, Workload
 from .memory import FitAnswer, MemoryBreakdown, memory_breakdown
 from .model import ModelSpec
@@ -28,6 +29,7 @@ from .plan import Parallelism, cards_per_machine, check_given, experts_divide, m
 MAX_SEARCH = 2 ** 10  # candidate copies (each a tensor group times a pipeline or expert degree) tried
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Placement:
     """A plan on `cards` cards (it uses parallelism.cards of them) and what its busiest card holds."""
@@ -62,6 +64,7 @@ def usable_bytes(card: Card, notes: Notes) -> int:
 # --- serving ------------------------------------------------------------------------------
 
 
+@stores_fields
 @dataclass(frozen=True)
 class ServingPlacements:
     asked: Placement        # on the cards asked for (or the least count when none was asked)

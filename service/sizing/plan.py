@@ -22,6 +22,7 @@ from . import defaults as d
 from . import messages as M
 from .cards import Card
 from .errors import InvalidInputError
+from .frozen import stores_fields
 from .host import rack_domain
 from .model import ModelSpec
 
@@ -32,6 +33,7 @@ CARDS_PER_MACHINE = {"datacenter": 8, "workstation": 4, "consumer": 4}
 CARDS_PER_MACHINE_NOTE = {line: said() for line, said in M.MACHINE_HOLDS.items()}
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Parallelism:
     """Degrees of parallelism (see the module's docstring); their product is the card count."""
@@ -104,6 +106,7 @@ def spanned(par: Parallelism) -> Parallelism:
                        replicas=par.replicas, expert_spread=True)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class PlanAnswer:
     """The plan an answer used: its degrees, the cards and machines it occupies, whether the

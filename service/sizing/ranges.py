@@ -3,8 +3,10 @@
 from dataclasses import dataclass, field
 
 from . import messages as M
+from .frozen import stores_fields
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Range:
     """A headline figure as low, typical and high, from the ranges of its factors."""

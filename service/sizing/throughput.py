@@ -13,7 +13,7 @@ from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
 from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
-from .frozen import evolve, kept_by_argument
+from .frozen import evolve, kept_by_argument, stores_fields
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -58,6 +58,7 @@ def decode_flops_per_token(params_per_token: int) -> int:
     return 2 * params_per_token
 
 
+@stores_fields
 @dataclass(frozen=True)
 class DecodePoint:
     """Decode at one batch size: per stream and in total (expected), and what binds."""
@@ -79,6 +80,7 @@ class DecodePoint:
     when that is unknown."""
 
 
+@stores_fields
 @dataclass(frozen=True)
 class ThroughputAnswer:
     """Decode and prefill on the plan's cards: roofline, tokens/s, ranges, and full-load capacity."""
@@ -219,6 +221,7 @@ class ThroughputAnswer:
     plan shown, which serves the asked batch fastest. Null with max_total_tokens_per_s."""
 
 
+@stores_fields
 @dataclass(frozen=True, kw_only=True)
 class Setup:
     """What a plan's speed depends on besides the batch: one copy's deployments at the low,
@@ -345,6 +348,7 @@ def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: 
     return Range(*(min(ceiling_fraction, x) for x in (share - GUIDE_SPREAD, share, share + GUIDE_SPREAD)))
 
 
+@stores_fields
 @dataclass(frozen=True)
 class DecodeSpeed:
     """The asked batch on the plan: each copy's share, its typical step, and tokens/s per stream
@@ -637,6 +641,7 @@ def compute_ceiling(model: ModelSpec, s: Setup, prompt: int, output: int) -> flo
     return s.copies * s.typical.group.group * s.typical.peak_flops / per_token
 
 
+@stores_fields
 @dataclass(frozen=True)
 class CapacityPoint:
     """One copy at `batch` running sequences of prompt + output tokens."""
@@ -649,6 +654,7 @@ class CapacityPoint:
     total_tokens_per_s_range: Range | None = None  # low, typical, high: priced when asked (CapacityCopy.at)
 
 
+@stores_fields
 @dataclass(frozen=True)
 class CapacityCopy:
     """One copy of a plan serving requests of `prompt` + `output` tokens: what does not change with

@@ -110,3 +110,84 @@ def test_what_is_kept_by_argument_is_worked_out_once_per_object_and_not_copied()
     assert (one.times(3), one.times(3), one.times(4)) == (6, 6, 8) and made == [3, 4]
     other = evolve(one, size=5)  # its own, not the first one's
     assert other.times(3) == 15 and made == [3, 4, 3]
+
+
+def _twins(**options):
+    """A frozen dataclass with every kind of field, as dataclasses makes it and with stores_fields."""
+    from service.sizing.frozen import stores_fields
+
+    def declare():
+        @dataclasses.dataclass(frozen=True, **options)
+        class Thing:
+            size: int
+            name: str = "one"
+            parts: list = dataclasses.field(default_factory=list)
+            note: str | None = dataclasses.field(default=None, kw_only=True)
+            unit: str = dataclasses.field(kw_only=True)
+
+            def __post_init__(self):
+                object.__setattr__(self, "label", f"{self.size} {self.unit}")
+
+        return Thing
+
+    return declare(), stores_fields(declare())
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((1,), {"unit": "B"}),
+    ((1, "two", [3]), {"unit": "B", "note": "n"}),
+    ((), {"size": 1, "parts": [], "unit": "B"}),
+    ((1,), {}),  # the keyword-only unit missing
+    ((1, "two", [3], "n"), {"unit": "B"}),  # note is keyword-only
+    ((1,), {"unit": "B", "nope": 2}),
+    ((), {"unit": "B"}),
+])
+def test_an_init_that_stores_fields_takes_and_makes_what_dataclasses_does(args, kwargs):
+    plain, stored = _twins()
+    try:
+        expected = plain(*args, **kwargs)
+    except TypeError as refused:
+        with pytest.raises(TypeError) as also:
+            stored(*args, **kwargs)
+        assert str(also.value) == str(refused)
+        return
+    made = stored(*args, **kwargs)
+    assert made.__dict__ == expected.__dict__  # fields, the default factory's value, what __post_init__ adds
+    assert repr(made) == repr(expected).replace(plain.__qualname__, stored.__qualname__)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.size = 2
+
+
+def test_each_object_gets_its_own_default_factory_value_and_the_same_signature():
+    import inspect
+
+    plain, stored = _twins()
+    one, two = stored(1, unit="B"), stored(2, unit="B")
+    assert one.parts == [] and one.parts is not two.parts
+    assert inspect.signature(stored) == inspect.signature(plain)
+
+
+def test_stores_fields_refuses_what_it_cannot_store_alike():
+    from service.sizing.frozen import stores_fields
+
+    @dataclasses.dataclass(frozen=True)
+    class Given:
+        size: int
+        scale: dataclasses.InitVar[int] = 1
+
+    @dataclasses.dataclass(frozen=True)
+    class Derived:
+        size: int
+        double: int = dataclasses.field(init=False, default=0)
+
+    @dataclasses.dataclass
+    class Mutable:
+        size: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        size: int
+
+    for cls in (Given, Derived, Mutable, Slotted):
+        with pytest.raises(TypeError, match="stores_fields"):
+            stores_fields(cls)

@@ -8,6 +8,7 @@ from .. import messages as M
 from ..cards import Card
 from ..engines import ENGINES
 from ..errors import InvalidInputError
+from ..frozen import stores_fields
 from ..inputs import (
     HardwareInput,
     Notes,
@@ -38,6 +39,7 @@ from ..throughput import (
 from ..training_time import Cluster, TrainingAnswer, cluster_for, training_answer
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Serving:
     """An inference job placed on cards: the plan it runs, the fit, and its speed's setup."""
@@ -104,6 +106,7 @@ def least_serving(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdo
     return least, setup(model, resolved, breakdown, card, least.parallelism, fabric, Notes.unread())
 
 
+@stores_fields
 @dataclass(frozen=True)
 class ServingPlan:
     placements: ServingPlacements

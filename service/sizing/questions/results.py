@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from ..capacity import CapacityAnswer, Target
 from ..cards import Card
 from ..cost import EnergyAnswer, OwnershipAnswer
+from ..frozen import stores_fields
 from ..host import HostSizing
 from ..inputs import (
     Assumption,
@@ -136,6 +137,7 @@ class ScalingResult:
     workload: Workload
 
 
+@stores_fields
 @dataclass(frozen=True)
 class Alternative:
     """Another way to run the same job that the service compared: what changes, the cards it
@@ -177,6 +179,7 @@ class CostResult:
     fleet's, and the cost of ownership when a card price is known."""
 
 
+@stores_fields
 @dataclass(frozen=True, kw_only=True)
 class Estimate:
     model: ModelSpec
