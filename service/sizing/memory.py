@@ -123,6 +123,7 @@ class MemoryBreakdown:
     total_bytes_range: Range
     """Low, typical and high total_bytes: model state at the low and high bytes per parameter (the guide's 16-20 B
     for mixed-precision full training without ZeRO; LoRA by the guide's rule), the rest as counted."""
+    # empty in a breakdown made for its figures alone (memory_breakdown without said), which no answer shows
     components: tuple[Component, ...]
     """The memory parts one by one (weights, gradients, optimizer state, KV cache or activations, runtime overhead);
     their bytes sum to total_bytes."""
@@ -339,9 +340,13 @@ def _adapter_components(model: ModelSpec, workload: Workload, notes: Notes):
     return components, low, high, plan
 
 
-def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor: int = 1) -> MemoryBreakdown:
+def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor: int = 1,
+                     said: bool = True) -> MemoryBreakdown:
     """Weights, training state, KV cache, activations (per card at tensor degree `tensor`) and
-    runtime overhead, in bytes."""
+    runtime overhead, in bytes. Without `said`, the figures alone, for a search or another
+    answer's part that reads only them (an alternative's format, full load at another context,
+    the training recipe search): the parts are not listed (`components` empty) and the range
+    says nothing of its ends (its note null), which no answer shows."""
     plan = None
     if workload.training:
         build = _adapter_components if workload.adapters else _full_components
@@ -358,18 +363,18 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     activations: int | None = 0
     if not workload.training:
         kv_token, kv_seq, kv = _kv(model, workload, notes)
-        if kv is not None:
+        if kv is not None and said:
             components.append(Component(M.kept(M.PART_KV_CACHE), kv, M.KV_COUNTED(
                 batch=workload.batch_size, tokens=workload.context_tokens, kv_precision=workload.kv_precision.name)))
     else:
         activations = _training_activations(model, workload, tensor, notes)
-        if activations is not None:
+        if activations is not None and said:
             components.append(Component(M.kept(M.PART_ACTIVATIONS), activations, M.ACTIVATIONS_COUNTED(
                 recompute=workload.recompute, batch=workload.batch_size, tokens=workload.context_tokens,
                 tensor=tensor)))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
     components.append(Component(M.kept(M.PART_RUNTIME), overhead, M.kept(M.PER_CARD)))
-    total = sum(c.bytes for c in components)
+    total = weights_total + state + (kv or 0) + (activations or 0) + overhead  # the parts' bytes, listed or not
     return MemoryBreakdown(
         weights_bytes=weights_total,
         expert_weights_bytes=weights.expert_weights_bytes(model, workload.precision)
@@ -385,8 +390,8 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
         bytes_per_param=(weights_total + state) / model.params,
         bytes_per_param_low=low,
         bytes_per_param_high=high,
-        total_bytes_range=_total_range(total, weights_total + state, low, high, model.params),
-        components=tuple(components),
+        total_bytes_range=_total_range(total, weights_total + state, low, high, model.params, said),
+        components=tuple(components) if said else (),
         plan=plan,
         tensor=tensor,
         layers=model.layers,
@@ -394,11 +399,13 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     )
 
 
-def _total_range(total: int, state: int, low_per_param: float, high_per_param: float, params: int) -> Range:
-    """The total with model state at the low and high bytes per parameter."""
+def _total_range(total: int, state: int, low_per_param: float, high_per_param: float, params: int,
+                 said: bool = True) -> Range:
+    """The total with model state at the low and high bytes per parameter (and, `said`, what
+    its ends rest on)."""
     low, high = total - state + low_per_param * params, total - state + high_per_param * params
     return Range(low, total, high, note=M.RANGE_STATE(low_per_param=low_per_param, high_per_param=high_per_param,
-                                                  low_bytes=low, high_bytes=high))
+                                                  low_bytes=low, high_bytes=high) if said else None)
 
 
 def _kv_heads(model: ModelSpec) -> int | None:

@@ -326,7 +326,8 @@ def training_placements(
     def breakdown(stage: int | None, tensor: int) -> MemoryBreakdown:
         key = (stage, tensor)
         if key not in breakdowns:
-            breakdowns[key] = memory_breakdown(model, replace(workload, zero_stage=stage), Notes.unread(), tensor)
+            breakdowns[key] = memory_breakdown(model, replace(workload, zero_stage=stage), Notes.unread(), tensor,
+                                               said=False)
         return breakdowns[key]
 
     def place(group: Parallelism, stage: int | None, copies: int, cards: int, given: bool) -> Placement:
@@ -455,7 +456,7 @@ def _fastest_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
         par = replace(split, data=copies)
         key = (variant.zero_stage, par.tensor, variant.batch_size, variant.recompute)
         if key not in breakdowns:
-            breakdowns[key] = memory_breakdown(model, variant, Notes.unread(), par.tensor)
+            breakdowns[key] = memory_breakdown(model, variant, Notes.unread(), par.tensor, said=False)
         b = breakdowns[key]
         need = b.training_need_bytes_per_card(par)
         if need > usable:

@@ -196,7 +196,7 @@ def rank_cards(
         resolved = resolve_workload(workload, notes, model)
         context_warning(model, resolved.context_tokens, notes)
         kept = []
-        breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes.unread())
+        breakdown = None if resolved.training else memory_breakdown(model, resolved, Notes.unread(), said=False)
         for card in cards:
             needed, _ = cards_needed(model, resolved, card, breakdown)
             if needed is not None and needed <= limit:

@@ -763,7 +763,8 @@ def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown
     tokens = max(1, round(context))
     if tokens == workload.context_tokens:
         return breakdown
-    return memory_breakdown(model, evolve(workload, context_tokens=tokens), Notes.unread(), breakdown.tensor)
+    return memory_breakdown(model, evolve(workload, context_tokens=tokens), Notes.unread(), breakdown.tensor,
+                            said=False)
 
 
 def _curve(s: Setup, context: int, concurrency: int | None,

@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from service.sizing import questions as e
 from service.sizing.cards import custom_card
 from service.sizing.catalog import catalog, model_catalog
-from service.sizing.inputs import EnergyInput, HardwareInput, WorkloadInput
+from service.sizing.errors import InvalidInputError
+from service.sizing.inputs import EnergyInput, HardwareInput, Notes, WorkloadInput, resolve_workload
+from service.sizing.memory import memory_breakdown
 from service.sizing.model import ModelSpec
 from service.sizing.plan import Parallelism
 
@@ -165,3 +167,27 @@ def test_a_workload_in_another_format_is_what_resolving_it_in_that_format_makes(
     again = resolve_workload(dataclasses.replace(given_workload, precision=name, parallelism=None),
                              Notes.unread(), model)
     assert in_format(given_workload, resolved, name) == again
+
+
+@settings(max_examples=150)
+@given(models(), cards, workloads(), st.one_of(st.none(), st.integers(1, 4096)))
+def test_an_answers_memory_lists_its_parts_and_says_what_its_range_rests_on(model, card, workload, count):
+    """A breakdown made for its figures alone (an alternative's, a search's) lists no parts; the
+    answer's own always does: its parts add up to its total, and its range says its ends."""
+    try:
+        memory = e.estimate(model, workload, HardwareInput(card, count), EnergyInput()).memory
+    except InvalidInputError:
+        return
+    assert memory.components and sum(c.bytes for c in memory.components) == memory.total_bytes
+    assert memory.total_bytes_range.note is not None
+
+
+@given(models(), workloads(), st.sampled_from(INFERENCE_PRECISIONS), st.integers(1, 8))
+def test_a_breakdown_for_its_figures_alone_has_the_figures_of_one_that_says_them(model, given_workload,
+                                                                                  precision, tensor):
+    workload = resolve_workload(dataclasses.replace(given_workload, precision=precision), Notes.unread(), model)
+    said = memory_breakdown(model, workload, Notes(), tensor)
+    figures = memory_breakdown(model, workload, Notes(), tensor, said=False)
+    assert figures.components == () and figures.total_bytes_range.note is None
+    assert dataclasses.replace(figures, components=said.components, total_bytes_range=said.total_bytes_range) == said
+    assert sum(c.bytes for c in said.components) == figures.total_bytes

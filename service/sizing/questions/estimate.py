@@ -198,7 +198,7 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
             found = None if least is None else (least, serve.setup if serve.placement is least else setup(
                 model, resolved, breakdown, card, least.parallelism, serve.fabric, Notes.unread()))
         else:
-            breakdown = memory_breakdown(model, resolved, notes)
+            breakdown = memory_breakdown(model, resolved, notes, said=False)  # its weights' bytes are said
             found = least_serving(model, resolved, breakdown, card, serve.per_machine, serve.fabric)
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.NOT_ANSWERED(detail=exc.message))
