@@ -32,7 +32,8 @@ def evolve(obj: T, **changes: Any) -> T:
         raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names)[0]!r}")
     state = obj.__dict__.copy()
     if len(state) != len(names):  # something cached beside the fields
-        state = {name: value for name, value in state.items() if name in names}
+        for cached in state.keys() - names:
+            del state[cached]
     state.update(changes)
     made: T = object.__new__(cls)
     object.__setattr__(made, "__dict__", state)

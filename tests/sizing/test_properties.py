@@ -1,6 +1,7 @@
 """The physics as properties: what must hold for every input, not only the worked examples."""
 
 import dataclasses
+import importlib
 import math
 
 from hypothesis import given, settings
@@ -191,3 +192,22 @@ def test_a_breakdown_for_its_figures_alone_has_the_figures_of_one_that_says_them
     assert figures.components == () and figures.total_bytes_range.note is None
     assert dataclasses.replace(figures, components=said.components, total_bytes_range=said.total_bytes_range) == said
     assert sum(c.bytes for c in said.components) == figures.total_bytes
+
+
+@settings(max_examples=100)
+@given(models(), cards, workloads("inference"), st.one_of(st.none(), st.integers(1, 64)))
+def test_an_alternative_that_reuses_the_answers_speed_says_what_it_would_work_out(model, card, workload, count):
+    """The alternative in the answer's own format, on the answer's own plan, quotes the answer's
+    speed rather than pricing the step again: the same number as pricing it."""
+    q = importlib.import_module("service.sizing.questions.estimate")  # the package names its function so
+
+    hardware = HardwareInput(card, count)
+    try:
+        answer = e.estimate(model, workload, hardware, EnergyInput())
+        notes, resolved = q.opening(model, workload, cards=(card,), quiet=True)
+        serve = q.place_serving(model, resolved, hardware, notes)
+    except InvalidInputError:
+        return
+    for alternative, name in zip(answer.alternatives, dict.fromkeys(q.INFERENCE_ALTERNATIVES), strict=False):
+        worked_out = q._inference_alternative(model, workload, name, card, serve)
+        assert alternative == worked_out

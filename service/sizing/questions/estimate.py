@@ -115,7 +115,8 @@ def estimate(
             _format_that_fits(model, workload, resolved, hardware)
         text = summarise(language, model, resolved, card, breakdown, fit, plan, speed, train, power,
                          host.machines, fits_in)
-    compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None) \
+    compared = _alternatives(model, workload, resolved, hardware, serve if speed is not None else None,
+                             None if speed is None else speed.decode_tokens_per_s_expected) \
         if parts.alternatives else ()
     capacity = None
     if target is not None:
@@ -160,17 +161,18 @@ TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective")
                          (None, "full"))
 
 
-def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
-                  hardware: HardwareInput, serve: Serving | None) -> tuple[Alternative, ...]:
+def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload, hardware: HardwareInput,
+                  serve: Serving | None, speed: float | None = None) -> tuple[Alternative, ...]:
     """The same job in other formats (inference) or other sharding and recomputation
     (training): cards needed on this card, and decode speed or per-card model state; for
-    inference also the plan that needs fewer cards, when there is one."""
+    inference also the plan that needs fewer cards, when there is one. `speed` is the answer's
+    own tokens/s per stream (its format's, when its plan is the least count's)."""
     out = []
     if not workload.training:
         released = (model.released_precision,) if model.released_precision else ()
         assert serve is not None  # an inference answer was served
         for name in dict.fromkeys((*released, *INFERENCE_ALTERNATIVES)):
-            out.append(_inference_alternative(model, given, name, hardware.card, serve))
+            out.append(_inference_alternative(model, given, name, hardware.card, serve, speed))
         if serve is not None and serve.placements.fewer is not None:
             out.append(_fewer_cards(model, workload, hardware, serve))
         return tuple(out)
@@ -183,7 +185,7 @@ def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload,
 
 
 def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, card: Card,
-                           serve: Serving) -> Alternative:
+                           serve: Serving, speed: float | None = None) -> Alternative:
     """The job in another format on the least count of the card, on the machines and links the
     answer's own plan found (the same for every format); in the answer's own format, on the
     answer's own memory and least count (and its speed's setup, when it is shown on that count)."""
@@ -205,7 +207,8 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     if found is None:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
     least, s = found
-    return Alternative(label, least.cards, "decode_tokens_per_s_expected", stream_speed(resolved, s),
+    own = speed is not None and s is serve.setup  # the answer's own format and plan: the answer's own speed
+    return Alternative(label, least.cards, "decode_tokens_per_s_expected", speed if own else stream_speed(resolved, s),
                        M.ALT_WEIGHTS(weights_bytes=breakdown.weights_bytes, plan=least.parallelism.said()))
 
 
