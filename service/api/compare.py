@@ -92,13 +92,13 @@ def compare():
                             args.get("deadline_days"), args.get("years"), args.get("overhead_fraction"),
                             args.get("rank_by"), asked_lang(args.get("lang")))
     count_estimate("compare", "none")
-    answer = answered(result)
     if kind == "text/csv":
+        answer = answered(result)
         response = table_csv([{**option, "currency": answer["currency"]} for option in answer["options"]], COLUMNS)
     elif kind == HTML_MIME:
-        response = Response(report_page(result, answer, domain.hours_per_day(energy)), mimetype=HTML_MIME)
-    else:
-        response = jsonify(answer if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result))
+        response = Response(report_page(result, answered(result), domain.hours_per_day(energy)), mimetype=HTML_MIME)
+    else:  # a sparse answer dumps only its fields
+        response = jsonify(answered(result) if paths is None else sparse_dumper(s.CompareResponseSchema, paths)(result))
     return counting_hits(response, "compare")
 
 

@@ -311,3 +311,15 @@ def test_without_prices_a_comparison_ranks_by_what_it_can_compute_and_says_it(cl
     assert said in answer["summary"] and f"{second['energy']['electricity_cost_per_year']:,.0f}" in answer["summary"]
     priced = post(client, "/v1/compare", {**body, "prices": {"h20": 110000, "l20": 30000}})
     assert priced["rank_by"] == "cost_of_ownership"  # with prices, the cheapest to own first
+
+
+def test_a_sparse_comparison_dumps_only_its_fields(client, monkeypatch):
+    """fields= on /compare answers the whole answer's fields, and only they are dumped: the whole
+    answer is not dumped first and then cut down."""
+    from service.api import compare as compare_view
+
+    whole = post(client, "/v1/compare", SERVING)
+    monkeypatch.setattr(compare_view, "answered", lambda result: pytest.fail("the whole answer was dumped"))
+    sparse = post(client, "/v1/compare?fields=summary,best,options.label,options.cards", SERVING)
+    assert sparse == {"summary": whole["summary"], "best": whole["best"],
+                      "options": [{"label": o["label"], "cards": o["cards"]} for o in whole["options"]]}
