@@ -9,6 +9,7 @@ Training splits with tensor parallelism only when a card cannot hold the activat
 shards model states over the data-parallel copies (ZeRO).
 """
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -172,7 +173,7 @@ def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Paral
         yield from _layer_groups(model)
         return
     degrees = tensor_degrees(model, per_machine) or (1,)
-    yield from (Parallelism(tensor=t) for t in degrees)
+    yield from _tensor_groups(degrees)
     t = degrees[-1]
     spread = model.is_moe and engine.expert_parallel
     for k in range(2, d.MAX_CARDS // t + 1):
@@ -182,6 +183,13 @@ def groups(model: ModelSpec, engine: Engine, per_machine: int) -> Iterator[Paral
             yield Parallelism(tensor=t, pipeline=k)
         elif not spread or (model.experts and k > model.experts):
             return  # no more stages, and no expert degree beyond the experts divides them
+
+
+@functools.lru_cache(maxsize=64)
+def _tensor_groups(degrees: tuple[int, ...]) -> tuple[Parallelism, ...]:
+    """One copy over each tensor degree: the first groups every serving search tries (the same
+    few objects, frozen, for every search)."""
+    return tuple(Parallelism(tensor=t) for t in degrees)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ The degrees multiply to the cards the plan uses:
   replicas  serving: independent copies that each serve their own requests
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -193,6 +194,7 @@ def machines_for(par: Parallelism, per_machine: int, cards: int | None = None) -
     return math.ceil((cards or par.cards) / machine_slots(par, per_machine))
 
 
+@functools.lru_cache(maxsize=1024)  # every plan search of every answer asks it again for the same model
 def tensor_degrees(model: ModelSpec, limit: int) -> tuple[int, ...]:
     """Tensor-parallel degrees a serving engine accepts, up to `limit`: powers of two that divide
     the attention heads, with KV heads divided or replicated (vLLM's rule: kv_heads % t == 0 or
