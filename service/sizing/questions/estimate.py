@@ -189,7 +189,7 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     """The job in another format on the least count of the card, on the machines and links the
     answer's own plan found (the same for every format); in the answer's own format, on the
     answer's own memory and least count (and its speed's setup, when it is shown on that count)."""
-    label = M.ALT_PRECISION(precision=name)
+    label = M.kept(M.ALT_PRECISION, precision=name)  # the same few labels on every answer
     notes = Notes.unread()
     try:
         resolved = in_format(given, serve.workload, name)
@@ -205,7 +205,7 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.NOT_ANSWERED(detail=exc.message))
     if found is None:
-        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.kept(M.ALT_DOES_NOT_FIT))
     least, s = found
     own = speed is not None and s is serve.setup  # the answer's own format and plan: the answer's own speed
     return Alternative(label, least.cards, "decode_tokens_per_s_expected", speed if own else stream_speed(resolved, s),
