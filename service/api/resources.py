@@ -58,7 +58,8 @@ def estimate_parts(paths: tuple[str, ...] | None, alternatives: bool = True) -> 
     alternatives; the summary; the full-load figures (throughput.full_load, and the summary,
     which quotes them) and their range; the decode curve; the machines' costs (host, energy,
     ownership, and the summary's draw); the notes only assumptions and warnings show; the ends of
-    the speed's ranges and its roofline ceiling; the range of time to first token. The full-load
+    the speed's ranges and its roofline ceiling; the range of time to first token; the reasons
+    (the memory's parts and its range's note, the fit's reason). The full-load
     figures and the costs add to assumptions and warnings, so an answer that shows those computes
     them too (the other parts' notes are their own or none)."""
     if not alternatives:  # the request says no alternatives, whatever its fields
@@ -77,7 +78,8 @@ def estimate_parts(paths: tuple[str, ...] | None, alternatives: bool = True) -> 
                         notes=bool(tops & {"assumptions", "warnings"}),
                         ends=any(reads(f"throughput.{name}") for name in domain.ENDS_FIELDS),
                         prefill_range=reads("throughput.time_to_first_token_s_range"),
-                        full_load_range=reads("throughput.full_load.total_tokens_per_s_range"))
+                        full_load_range=reads("throughput.full_load.total_tokens_per_s_range"),
+                        reasons=any(reads(f) for f in ("memory.components", "memory.total_bytes_range", "fit.reason")))
 
 
 def _fields(args) -> tuple[str, ...] | None:

@@ -600,8 +600,10 @@ def _training_reasons(asked: Placement, workload: Workload, notes: Notes) -> Non
 # --- the fit, as answered -------------------------------------------------------------------
 
 
-def fit_answer(asked: Placement, least: Placement | None, card: Card, count_given: bool) -> FitAnswer:
-    """Whether the job fits the cards asked for under the engine's plan, and the least count."""
+def fit_answer(asked: Placement, least: Placement | None, card: Card, count_given: bool,
+               said: bool = True) -> FitAnswer:
+    """Whether the job fits the cards asked for under the engine's plan, and the least count;
+    without `said`, not why (the reason null: an answer that shows neither it nor its warnings)."""
     needed = None if least is None else least.cards
     return FitAnswer(
         card_id=card.id, count=asked.cards, count_given=count_given, fits=asked.fits,
@@ -612,7 +614,7 @@ def fit_answer(asked: Placement, least: Placement | None, card: Card, count_give
         free_bytes_per_card=asked.free_bytes_per_card,
         total_bytes=asked.need_bytes_per_card * asked.parallelism.cards,
         max_concurrent_sequences=asked.max_concurrent_sequences,
-        reason=_reason(asked, card, needed),
+        reason=_reason(asked, card, needed) if said else None,  # type: ignore[arg-type]  # not shown (Parts)
     )
 
 

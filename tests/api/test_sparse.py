@@ -209,7 +209,12 @@ def test_a_part_computed_alone_is_the_whole_answers_part(client, body):
     ("throughput", {"ends", "curve", "full_load", "full_load_range", "prefill_range"}),
     # the summary quotes the speed's range and ceiling and the full-load output, not their ranges
     ("summary", {"summary", "full_load", "costs", "ends"}),
-    ("warnings", {"notes", "full_load", "costs"}),
+    # the warnings quote the fit's reason
+    ("warnings", {"notes", "full_load", "costs", "reasons"}),
+    ("fit.reason", {"reasons"}),
+    ("memory.components.note", {"reasons"}),
+    ("memory.total_bytes_range", {"reasons"}),
+    ("memory", {"reasons"}),
     ("alternatives.option", {"alternatives"}),
     ("energy.power_w", {"costs"}),
 ])

@@ -45,7 +45,10 @@ class Parts:
     (what the plan and the decode weights are said to rest on, which only assumptions and
     warnings show), the ends of the speed's ranges with its roofline ceiling (ENDS_FIELDS), and
     the ranges of time to first token and of full-load output (two more prefills and two more
-    full-load steps). A part shown is the same whether or not the others were computed."""
+    full-load steps), and the reasons: the memory's parts and what its range rests on, and why
+    the job fits or not (memory.components, memory.total_bytes_range, fit.reason, and the
+    warnings, which quote the fit's reason). A part shown is the same whether or not the others
+    were computed."""
 
     alternatives: bool = True
     summary: bool = True
@@ -56,6 +59,7 @@ class Parts:
     ends: bool = True
     prefill_range: bool = True
     full_load_range: bool = True
+    reasons: bool = True
 
     def __post_init__(self) -> None:
         # what a part quotes is computed with it: the summary says the full load, the machines'
@@ -64,6 +68,8 @@ class Parts:
         if self.summary or self.notes:
             object.__setattr__(self, "full_load", True)
             object.__setattr__(self, "costs", True)
+        if self.notes:
+            object.__setattr__(self, "reasons", True)
         if self.summary:
             object.__setattr__(self, "ends", True)
         if self.full_load_range:
@@ -94,7 +100,7 @@ def estimate(
         train, resolved, breakdown, fit, shown = job.answer, job.workload, job.breakdown, job.fit, job.placement
         plan = plan_shown(shown, train)
     else:
-        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load)
+        serve = place_serving(model, resolved, hardware, notes, full_load=parts.full_load, said=parts.reasons)
         breakdown, fit, shown = serve.breakdown, serve.fit, serve.placement
         speed = throughput_answer(model, resolved, breakdown, shown, serve.setup, notes, curve=parts.curve,
                                   full_load=serve.full_load, full_load_shown=parts.full_load, ends=parts.ends,
@@ -148,7 +154,7 @@ def _format_that_fits(model: ModelSpec, given: WorkloadInput, workload: Workload
         notes = Notes.unread()
         try:
             resolved = in_format(given, workload, precision.name)
-            job = place_serving(model, resolved, hardware, notes)
+            job = place_serving(model, resolved, hardware, notes, said=False)
         except InvalidInputError:
             continue
         if job.fit.fits:

@@ -72,15 +72,16 @@ class Training:
 
 def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput, notes: Notes,
                   breakdown: MemoryBreakdown | None = None, as_asked: bool = False,
-                  full_load: bool = True) -> Serving:
+                  full_load: bool = True, said: bool = True) -> Serving:
     """The job on the cards asked (or the least count); speed is set up on the plan shown: the
     cards asked when they hold it (or always, `as_asked`, to price a plan that runs elsewhere with
     less memory reserved, as the accuracy suite does), else the least count's. Without
     `full_load` the plan that serves most at full load is not searched for (an answer that does
-    not show full load)."""
+    not show full load). Without `said` the memory's parts and the fit's reason are not said (an
+    answer that shows neither, nor its warnings)."""
     card = hardware.card
-    breakdown = breakdown or memory_breakdown(model, resolved, notes)
-    plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load)
+    breakdown = breakdown or memory_breakdown(model, resolved, notes, said=said)
+    plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load, said)
     placements = plan.placements
     shown = placements.asked if as_asked else _shown(placements.asked, placements.least)
     if not notes.quiet:
@@ -117,7 +118,7 @@ class ServingPlan:
 
 
 def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdown,
-                  hardware: HardwareInput, notes: Notes, full_load: bool = True) -> ServingPlan:
+                  hardware: HardwareInput, notes: Notes, full_load: bool = True, said: bool = True) -> ServingPlan:
     """The engine's plan on the cards for the question asked: among the copy sizes that hold the
     batch, the one that serves the batch asked fastest (one stream gets every card of one copy
     that helps it; a large batch, copies that share it), and beside it the one that serves the
@@ -132,7 +133,7 @@ def serving_plan(model: ModelSpec, resolved: Workload, breakdown: MemoryBreakdow
                    for placed in placements.options]
         placements = replace(placements, asked=_fastest(resolved, options)[0])
         most = _most_served(model, resolved, options) if full_load else None
-    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None)
+    fit = fit_answer(placements.asked, placements.least, card, hardware.count is not None, said)
     _fit_warnings(fit, card, notes)
     return ServingPlan(placements, fit, per_machine, fabric, most)
 
@@ -246,9 +247,9 @@ def opening(model: ModelSpec, workload: WorkloadInput, *, cards: tuple[Card, ...
 
 def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
     if fit.cards_needed is None:
-        notes.warn(M.FITS_NOWHERE(card=card.id, reason=fit.reason))
+        notes.warn(lambda: M.FITS_NOWHERE(card=card.id, reason=fit.reason))  # said where the warnings show
     elif not fit.fits:
-        notes.warn(M.FITS_ON_MORE(reason=fit.reason, cards=fit.cards_needed))
+        notes.warn(lambda: M.FITS_ON_MORE(reason=fit.reason, cards=fit.cards_needed))
     if fit.count > d.CLUSTER_COMPLEXITY_CARDS or (fit.cards_needed or 0) > d.CLUSTER_COMPLEXITY_CARDS:
         notes.warn(M.CLUSTER_COMPLEXITY(cards=d.CLUSTER_COMPLEXITY_CARDS))
 
