@@ -3,7 +3,7 @@
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from . import messages as M
 from .cards import Card
@@ -255,6 +255,19 @@ def host_sizing(card: Card, cards: int, per_machine: int, table: PowerTable | No
     """Desktops or workstations for consumer and workstation cards, servers (or rack-scale
     machines) for data-centre cards: one machine per `per_machine` cards, each with its own PSU
     (or feeds) and platform; `table` holds the platforms (default: the packaged ones)."""
+    if table is None:
+        return _packaged_host(card, cards, per_machine)
+    return _host(card, cards, per_machine, table)
+
+
+@lru_cache(maxsize=1024)
+def _packaged_host(card: Card, cards: int, per_machine: int) -> HostSizing:
+    """host_sizing on the packaged platforms: the same for every question on that card and count
+    (made once; the answer is frozen, and its notes are messages kept with it)."""
+    return _host(card, cards, per_machine, None)
+
+
+def _host(card: Card, cards: int, per_machine: int, table: PowerTable | None) -> HostSizing:
     loads = machine_loads(max(1, cards), per_machine)
     if _in_servers(card):
         table = table or packaged_power_table()
