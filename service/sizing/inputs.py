@@ -73,9 +73,14 @@ class Notes:
             self.warnings.append(said)
 
     def assume_all(self, assumptions: Iterable[Assumption]) -> None:
-        """Assumptions said elsewhere, said again in order (each name once, as `assume`)."""
+        """Assumptions said elsewhere, said again in order (each name once, as `assume`): the
+        same objects, frozen, shared with the notes they were said in."""
+        if self.quiet:
+            return
         for said in assumptions:
-            self.assume(said.name, said.value, said.note)
+            if said.name not in self._named:
+                self._named.add(said.name)
+                self.assumptions.append(said)
 
     def replay(self, other: "Notes") -> None:
         """Say again, in order, what `other` said (the notes kept with a result worked out once)."""
