@@ -172,17 +172,19 @@ class MemoryBreakdown:
         return math.ceil(per_group * self.kv_cache_bytes_per_sequence * layers
                          * self.kv_tensor_share(par.tensor))
 
-    def serving_need_bytes_per_card(self, par: Parallelism, sequences: int) -> int:
-        """Weights, KV cache for `sequences` per copy, and the runtime, on the busiest card."""
-        return (self.weights_bytes_per_card(par) + self.kv_bytes_per_card(par, sequences)
-                + self.runtime_overhead_bytes)
+    def serving_need_bytes_per_card(self, par: Parallelism, sequences: int, weights: int | None = None) -> int:
+        """Weights, KV cache for `sequences` per copy, and the runtime, on the busiest card
+        (`weights`: weights_bytes_per_card(par), when the caller has it)."""
+        return ((self.weights_bytes_per_card(par) if weights is None else weights)
+                + self.kv_bytes_per_card(par, sequences) + self.runtime_overhead_bytes)
 
-    def max_sequences(self, par: Parallelism, usable: int) -> int | None:
+    def max_sequences(self, par: Parallelism, usable: int, weights: int | None = None) -> int | None:
         """The most sequences of this context one copy holds (None without a KV shape): one more
-        would not fit on its busiest card."""
+        would not fit on its busiest card (`weights` as serving_need_bytes_per_card's)."""
         if not self.kv_cache_bytes_per_sequence:
             return None
-        room = usable - self.weights_bytes_per_card(par) - self.runtime_overhead_bytes
+        room = usable - (self.weights_bytes_per_card(par) if weights is None else weights) \
+            - self.runtime_overhead_bytes
         if room < 0:
             return 0
         per_card = (self.kv_cache_bytes_per_sequence * self.stage_share(par.pipeline)

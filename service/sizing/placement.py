@@ -99,8 +99,11 @@ def serving_placements(
     least = _serving_least(model, engine, per_machine, breakdown, batch, usable, place)
     options: tuple[Placement, ...] = ()
     if count is None:
-        largest = _largest(model, engine, per_machine)
-        asked = least if least is not None else place(largest, largest.cards)
+        if least is not None:
+            asked = least
+        else:
+            largest = _largest(model, engine, per_machine)
+            asked = place(largest, largest.cards)
     else:
         if engine.split == "tensor":
             options = _copies_on_count(model, engine, per_machine, count, place)
@@ -155,12 +158,13 @@ def _least_replicated(model, engine, per_machine, breakdown, batch, usable, plac
 def _serving(breakdown: MemoryBreakdown, par: Parallelism, cards: int, batch: int, usable: int,
              per_machine: int, given: bool) -> Placement:
     sequences = math.ceil(batch / par.replicas)
-    need = breakdown.serving_need_bytes_per_card(par, sequences)
-    per_copy = breakdown.max_sequences(par, usable)
+    weights = breakdown.weights_bytes_per_card(par)  # worked out once for the need and the room left
+    need = breakdown.serving_need_bytes_per_card(par, sequences, weights)
+    per_copy = breakdown.max_sequences(par, usable, weights)
     return Placement(
         parallelism=par, cards=cards, cards_per_machine=per_machine,
         machines=machines_for(par, per_machine, cards), sequences=sequences,
-        need_bytes_per_card=need, model_state_bytes_per_card=breakdown.weights_bytes_per_card(par),
+        need_bytes_per_card=need, model_state_bytes_per_card=weights,
         usable_bytes_per_card=usable, fits=need <= usable,
         max_concurrent_sequences=None if per_copy is None else per_copy * par.replicas,
         zero_stage=None, given=given)
