@@ -5,8 +5,10 @@ from dataclasses import dataclass, replace
 
 from . import messages as M
 from .errors import InvalidInputError
+from .frozen import keeps_hash
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class Engine:
     """An engine class.

@@ -83,6 +83,29 @@ def stores_fields(cls: type[T]) -> type[T]:
     return cls
 
 
+def keeps_hash(cls: type[T]) -> type[T]:
+    """`cls`, a frozen dataclass that keys the caches every answer reads (a model, an engine, a
+    fabric: hashed again and again over 20-40 fields), with its hash worked out once per object
+    and kept in its __dict__. Equal objects still hash alike: the hash is of the same fields."""
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or cls.__hash__ is None or "__slots__" in cls.__dict__:
+        raise TypeError(f"keeps_hash takes a hashable frozen dataclass with a __dict__; {cls.__name__} is not one")
+    of_fields = cls.__hash__
+
+    def __hash__(self) -> int:
+        made = self.__dict__.get("_hash")
+        if made is None:
+            made = self.__dict__["_hash"] = of_fields(self)
+        return made
+
+    def __getstate__(self) -> dict:  # a copy, pickled or not, hashes its fields afresh (another
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # process hashes text otherwise)
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls.__getstate__ = __getstate__  # type: ignore[method-assign]
+    return cls
+
+
 K = TypeVar("K")
 R = TypeVar("R")
 

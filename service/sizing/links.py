@@ -15,7 +15,7 @@ from typing import Literal, overload
 from . import defaults as d
 from . import messages as M
 from .cards import PCIE_LINE_GB_PER_S, Card
-from .frozen import kept_by_argument
+from .frozen import keeps_hash, kept_by_argument
 from .host import rack_domain
 from .inputs import Notes
 from .units import GB
@@ -92,6 +92,7 @@ def collective_latency_s(members: int, link: Link) -> float:
     return link.latency_s * max(1.0, math.log2(members))
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class Fabric:
     """The links cards of one plan talk over: their dedicated link within its reach (`domain`

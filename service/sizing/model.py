@@ -4,8 +4,10 @@ from dataclasses import dataclass
 
 from . import messages as M
 from .errors import InvalidInputError
+from .frozen import keeps_hash
 
 
+@keeps_hash
 @dataclass(frozen=True)
 class ModelSpec:
     """A transformer's size and, where known, the shape its KV cache and activations follow.

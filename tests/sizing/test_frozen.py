@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from service.sizing.catalog import get_card, get_model
-from service.sizing.frozen import evolve
+from service.sizing.frozen import evolve, keeps_hash
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.links import fabric_for
 from service.sizing.memory import memory_breakdown
@@ -191,3 +191,30 @@ def test_stores_fields_refuses_what_it_cannot_store_alike():
     for cls in (Given, Derived, Mutable, Slotted):
         with pytest.raises(TypeError, match="stores_fields"):
             stores_fields(cls)
+
+
+@keeps_hash
+@dataclasses.dataclass(frozen=True)
+class _Kept:
+    name: str
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plain:
+    name: str
+    size: int
+
+
+def test_a_kept_hash_is_the_fields_hash_and_not_carried_by_a_copy():
+    import copy
+    import pickle
+
+    made = _Kept("a", 1)
+    assert hash(made) == hash(_Plain("a", 1)) == hash(made)  # worked out once, then kept
+    assert made.__dict__["_hash"] == hash(_Plain("a", 1))
+    assert made == _Kept("a", 1) and {made: 1}[_Kept("a", 1)] == 1
+    for copied in (copy.copy(made), copy.deepcopy(made), pickle.loads(pickle.dumps(made))):
+        assert "_hash" not in copied.__dict__ and copied == made and hash(copied) == hash(made)
+    with pytest.raises(TypeError, match="keeps_hash"):
+        keeps_hash(dataclasses.make_dataclass("Loose", [("name", str)]))
