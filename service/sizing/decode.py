@@ -52,24 +52,12 @@ class Deployment:
 
     @functools.cached_property
     def rates(self) -> "_Rates":
-        """What every step of this deployment shares, worked out on its first step."""
-        model = self.model
-        active_experts = _active_expert_params(model)
-        stages = self.group.pipeline
-        dense = model.routed_experts is None and not model.is_moe  # reads the same at any batch
-        return _Rates(
-            **self._costs(),
-            **self._kv(self.breakdown),
-            dense_flops_per_token=2.0 * (model.params_per_token - active_experts),
-            expert_flops_per_token=2.0 * active_experts,
-            attention_flops_per_context=attention_flops_per_token(model, 1.0),
-            moe_layer_share=model.resolved_moe_layers / model.layers if model.layers else 0.0,
-            pipelined=self.engine.pipelined and stages > 1,
-            stage_layers=stage_layers(model, stages),
-            layers=float(model.layers or 0),
-            fixed_reads=weights.decode_read_split(model, self.precision, 1) if dense else None,
-            reads={},
-        )
+        """What every step of this deployment shares, worked out on its first step (what the
+        model, its format and its stages set, once for every deployment of them)."""
+        return _Rates(**self._costs(), **self._kv(self.breakdown),
+                      **_model_rates(self.model, self.precision, self.engine.pipelined and self.group.pipeline > 1,
+                                     self.group.pipeline),
+                      reads={})
 
     def _costs(self) -> dict:
         """The rates the engine's shares and fixed costs set (what the ends of a range change)."""
@@ -117,6 +105,25 @@ class Deployment:
         if tokens not in r.reads:
             r.reads[tokens] = weights.decode_read_split(self.model, self.precision, tokens)
         return r.reads[tokens]
+
+
+@functools.lru_cache(maxsize=1024)
+def _model_rates(model: ModelSpec, precision: Precision, pipelined: bool, stages: int) -> dict:
+    """The rates a model in a format on `stages` pipeline stages sets, whatever the card, engine
+    share or memory: the FLOPs of a token, the layers a stage holds, the weights a dense model
+    reads at any batch. Kept: the same for every answer on that model (a read-only dict)."""
+    active_experts = _active_expert_params(model)
+    dense = model.routed_experts is None and not model.is_moe  # reads the same at any batch
+    return {
+        "dense_flops_per_token": 2.0 * (model.params_per_token - active_experts),
+        "expert_flops_per_token": 2.0 * active_experts,
+        "attention_flops_per_context": attention_flops_per_token(model, 1.0),
+        "moe_layer_share": model.resolved_moe_layers / model.layers if model.layers else 0.0,
+        "pipelined": pipelined,
+        "stage_layers": stage_layers(model, stages),
+        "layers": float(model.layers or 0),
+        "fixed_reads": weights.decode_read_split(model, precision, 1) if dense else None,
+    }
 
 
 # What Deployment.varied may change: the engine's shares and fixed costs (_costs), the breakdown (_kv).
