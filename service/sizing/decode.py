@@ -11,6 +11,7 @@ no more bandwidth than one card: each stage reads its layers while the others wa
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import links as ln
 from . import weights
@@ -220,11 +221,48 @@ def attention_flops_per_token(model: ModelSpec, context: float) -> float:
     return 4.0 * model.layers * context * model.attention_heads * model.resolved_head_dim
 
 
+class StepTime(NamedTuple):
+    """What most readers of a step read of it (StepCost's figures of the same name): its time, its
+    bound, and its fixed costs and communication (comm_s as StepCost.comm_s)."""
+
+    step_s: float
+    bound: str
+    engine_s: float
+    comm_s: float
+
+
 def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: float = 0.0,
                 prefill_context: float = 0.0) -> StepCost:
     """The step of one copy serving `batch` sequences, plus `prefill_tokens` of prompts mixed in
-    (chunked prefill), on its plan. Pipelined engines keep every stage busy with a share of the
-    sequences; a layer split runs the whole batch through the stages in turn."""
+    (chunked prefill), on its plan, by part. Pipelined engines keep every stage busy with a share
+    of the sequences; a layer split runs the whole batch through the stages in turn."""
+    stage, rounds, pipeline_s, host_s = _priced(dep, batch, context, prefill_tokens, prefill_context)
+    weights_card, kv_card, flops_card, memory_s, compute_s, roofline_s, engine_s, tensor_s, expert_s, \
+        step_s, bound = stage
+    return StepCost(
+        batch=batch, prefill_tokens=prefill_tokens, weights_read_bytes_per_card=weights_card,
+        kv_read_bytes_per_card=kv_card, flops_per_card=flops_card,
+        memory_s=rounds * memory_s, compute_s=rounds * compute_s,
+        roofline_s=rounds * roofline_s, engine_s=rounds * engine_s + host_s, tensor_comm_s=rounds * tensor_s,
+        expert_comm_s=rounds * expert_s, pipeline_comm_s=pipeline_s,
+        step_s=rounds * step_s + pipeline_s + host_s, bound=bound,
+    )
+
+
+def step_time(dep: Deployment, batch: int, context: float, prefill_tokens: float = 0.0,
+              prefill_context: float = 0.0) -> StepTime:
+    """decode_step's time, bound, fixed costs and communication alone, the same numbers, for a
+    step no answer shows by part (the ends of a range, the ceiling, full load, prefill, the curve,
+    an alternative's speed)."""
+    stage, rounds, pipeline_s, host_s = _priced(dep, batch, context, prefill_tokens, prefill_context)
+    return StepTime(rounds * stage[9] + pipeline_s + host_s, stage[10], rounds * stage[6] + host_s,
+                    rounds * stage[7] + rounds * stage[8] + pipeline_s)
+
+
+def _priced(dep: Deployment, batch: int, context: float, prefill_tokens: float,
+            prefill_context: float) -> tuple[tuple, int, float, float]:
+    """A step's busiest stage (_stage's parts), the rounds of it a token waits for, the
+    pipeline's hops and the host's work."""
     r = dep.rates
     stages = dep.group.pipeline
     if r.pipelined:
@@ -237,19 +275,10 @@ def decode_step(dep: Deployment, batch: int, context: float, prefill_tokens: flo
         micro, micro_prefill = batch, prefill_tokens
         stage = _stage(dep, batch, context, prefill_tokens, prefill_context, 1.0, r.layers)
         rounds, hops = 1, stages - 1
-    weights_card, kv_card, flops_card, memory_s, compute_s, roofline_s, engine_s, tensor_s, expert_s, \
-        step_s, bound = stage
     pipeline_s = _hops_s(dep, micro + micro_prefill, hops)
     # once a step, for every sequence running; attention groups each schedule their own share
     host_s = math.ceil(batch / dep.group.expert) * r.sequence_s
-    return StepCost(
-        batch=batch, prefill_tokens=prefill_tokens, weights_read_bytes_per_card=weights_card,
-        kv_read_bytes_per_card=kv_card, flops_per_card=flops_card,
-        memory_s=rounds * memory_s, compute_s=rounds * compute_s,
-        roofline_s=rounds * roofline_s, engine_s=rounds * engine_s + host_s, tensor_comm_s=rounds * tensor_s,
-        expert_comm_s=rounds * expert_s, pipeline_comm_s=pipeline_s,
-        step_s=rounds * step_s + pipeline_s + host_s, bound=bound,
-    )
+    return stage, rounds, pipeline_s, host_s
 
 
 def _stage(dep: Deployment, batch: int, context: float, prefill_tokens: float,

@@ -11,7 +11,7 @@ from . import defaults as d
 from . import messages as M
 from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
-from .decode import Deployment, StepCost, attention_flops_per_token, decode_step
+from .decode import Deployment, StepCost, StepTime, attention_flops_per_token, decode_step, step_time
 from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
 from .frozen import evolve, kept_by_argument, stores_fields
 from .inputs import Notes, Workload, compute_flops
@@ -361,19 +361,24 @@ class DecodeSpeed:
 
 
 def stream_speed(workload: Workload, s: Setup) -> float:
-    """decode_speed's typical tokens/s per stream alone (one step, not three)."""
-    return typical_speed(workload, s)[2]
+    """decode_speed's typical tokens/s per stream alone (one step's time, not three steps)."""
+    batch = workload.batch_size
+    per_copy = math.ceil(batch / s.copies)
+    return _stream_and_total(step_time(s.typical, per_copy, workload.context_tokens), per_copy, batch)[0]
 
 
 def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
+    """The typical step by part, and tokens/s on it and on the ends' steps (their times alone)."""
     batch = workload.batch_size
     per_copy = math.ceil(batch / s.copies)
-    steps = [decode_step(dep, per_copy, workload.context_tokens) for dep in (s.low, s.typical, s.high)]
+    context = workload.context_tokens
+    typical = decode_step(s.typical, per_copy, context)
+    steps = (step_time(s.low, per_copy, context), typical, step_time(s.high, per_copy, context))
     speeds = [_stream_and_total(step, per_copy, batch) for step in steps]
-    return DecodeSpeed(per_copy, steps[1], Range(*(x[0] for x in speeds)), Range(*(x[1] for x in speeds)))
+    return DecodeSpeed(per_copy, typical, Range(*(x[0] for x in speeds)), Range(*(x[1] for x in speeds)))
 
 
-def _stream_and_total(step: StepCost, per_copy: int, batch: int) -> tuple[float, float]:
+def _stream_and_total(step: StepCost | StepTime, per_copy: int, batch: int) -> tuple[float, float]:
     """Tokens/s per stream and of the whole batch, from one copy's step of `per_copy` sequences."""
     speed = per_copy / step.step_s
     return speed / per_copy, speed * batch / per_copy
@@ -411,7 +416,7 @@ def throughput_answer(
         speed = decode_speed(workload, s)
         per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
         per_stream_typical, total_typical = per_stream.typical, total.typical
-        ideal = decode_step(s.ideal, per_copy, context)
+        ideal = step_time(s.ideal, per_copy, context)
     else:
         per_copy, typical, per_stream_typical, total_typical = typical_speed(workload, s)
     group = s.typical.group
@@ -591,7 +596,7 @@ def prefill_s(dep: Deployment, prompt: int) -> float:
     plus the fixed costs and collectives of pushing the prompt's tokens through the layers (kept
     with the deployment: the answer's prefill and its full load's are the same prompt's)."""
     compute, memory = _prefill_roof(dep, prompt)
-    step = decode_step(dep, 0, 0, prefill_tokens=prompt)
+    step = step_time(dep, 0, 0, prefill_tokens=prompt)
     return max(compute, memory) + step.engine_s + step.comm_s
 
 
@@ -687,16 +692,16 @@ class CapacityCopy:
     def _live(self, dep: Deployment) -> Deployment:
         return dep if dep.breakdown is self.live else dep.varied(breakdown=self.live)
 
-    def _step(self, dep: Deployment, batch: int) -> StepCost:
+    def _step(self, dep: Deployment, batch: int) -> StepTime:
         prompt = self.prompt
-        return decode_step(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
+        return step_time(dep, batch, prompt + self.output / 2, batch * prompt / self.output, prompt / 2)
 
     @kept_by_argument
-    def _typical_step(self, batch: int) -> StepCost:
+    def _typical_step(self, batch: int) -> StepTime:
         """The typical step at `batch`, priced once (a search asks the same batch again)."""
         return self._step(self._typical, batch)
 
-    def _ttft_s(self, step: StepCost) -> float:
+    def _ttft_s(self, step: StepTime) -> float:
         return self.prefill_alone_s + math.ceil(self.prompt / PREFILL_CHUNK_TOKENS) * step.step_s
 
     def typical(self, batch: int) -> tuple[float, float]:
@@ -768,14 +773,14 @@ def _at_context(model: ModelSpec, workload: Workload, breakdown: MemoryBreakdown
 
 
 def _curve(s: Setup, context: int, concurrency: int | None,
-           steps: dict[int, tuple[StepCost, StepCost]]) -> tuple:
+           steps: dict[int, tuple[StepCost | StepTime, StepTime]]) -> tuple:
     """Tokens/s per stream and in total against the batch, up to where memory or compute binds;
     `steps` holds the (typical, ideal) steps already priced, by sequences per copy."""
     points = []
     for batch in CURVE_BATCHES:
         per_copy = math.ceil(batch / s.copies)
         if per_copy not in steps:
-            steps[per_copy] = (decode_step(s.typical, per_copy, context), decode_step(s.ideal, per_copy, context))
+            steps[per_copy] = (step_time(s.typical, per_copy, context), step_time(s.ideal, per_copy, context))
         step, ideal = steps[per_copy]
         fits = concurrency is None or batch <= concurrency
         points.append(DecodePoint(batch, 1 / step.step_s, batch / step.step_s, batch / ideal.step_s,

@@ -211,3 +211,28 @@ def test_an_alternative_that_reuses_the_answers_speed_says_what_it_would_work_ou
     for alternative, name in zip(answer.alternatives, dict.fromkeys(q.INFERENCE_ALTERNATIVES), strict=False):
         worked_out = q._inference_alternative(model, workload, name, card, serve)
         assert alternative == worked_out
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(("llama-3.1-8b", "mixtral-8x7b", "qwen2.5-72b")), st.sampled_from(("vllm", "tensorrt-llm")),
+       st.sampled_from((Parallelism(), Parallelism(tensor=2), Parallelism(tensor=2, pipeline=2),
+                        Parallelism(pipeline=4))),
+       st.integers(0, 512), st.floats(0, 200_000), st.floats(0, 50_000), st.floats(0, 50_000),
+       st.sampled_from(("typical", "low", "ideal")))
+def test_a_steps_time_alone_is_the_steps_time_by_part(name, engine, plan, batch, context, prefill, prefill_context,
+                                                       end):
+    """step_time (what most readers of a step read) says what decode_step says of the same step."""
+    from service.sizing.catalog import get_card, get_model
+    from service.sizing.decode import decode_step, step_time
+    from service.sizing.links import fabric_for
+    from service.sizing.throughput import setup
+
+    model, card = get_model(name).spec, get_card("h100-sxm")
+    workload = resolve_workload(WorkloadInput(engine=engine), Notes.unread(), model)
+    breakdown = memory_breakdown(model, workload, Notes.unread())
+    dep = getattr(setup(model, workload, breakdown, card, plan, fabric_for(card, 8, None, Notes.unread()),
+                        Notes.unread()), end)
+    whole, alone = decode_step(dep, batch, context, prefill, prefill_context), \
+        step_time(dep, batch, context, prefill, prefill_context)
+    assert (alone.step_s, alone.bound, alone.engine_s, alone.comm_s) == \
+        (whole.step_s, whole.bound, whole.engine_s, whole.comm_s)
