@@ -755,7 +755,8 @@ def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Paralleli
                   output: int, usable: int) -> CapacityCopy | None:
     """One copy of `par` under load; None when its memory holds no sequence (or no KV shape)."""
     live = _at_context(model, workload, s.typical.breakdown, prompt + output / 2)
-    most = live.max_sequences(replace(par, data=1, replicas=1), usable)
+    group = par if par.data == 1 and par.replicas == 1 else replace(par, data=1, replicas=1)  # one copy
+    most = live.max_sequences(group, usable)
     if most is None or most < 1:
         return None
     default = batch_cap(s.engine, s.typical.card.memory_bytes / GIB, s.typical.card.id)
