@@ -74,6 +74,7 @@ from ..sizing import (
 )
 from . import problem_messages as P
 from .catalogs import current_catalogs
+from .load import loader
 from .shapes import Num, Said, Scaled, answer_schema, register
 
 MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
@@ -310,6 +311,12 @@ def _instance(schema: type[Schema]) -> Schema:
     return schema()
 
 
+@functools.cache
+def _loaded_by(schema: type[Schema]):
+    """The object schema's load, compiled (load.py)."""
+    return loader(_instance(schema))
+
+
 class _OneOf(fields.Field):
     """A catalog name (string) or an object; `object_schemas` are tried by their marker key.
 
@@ -328,7 +335,7 @@ class _OneOf(fields.Field):
         if isinstance(value, dict):
             for marker, schema in self.object_schemas:
                 if marker is None or marker in value:
-                    return _instance(schema).load(value)
+                    return _loaded_by(schema)(value)
         raise self.make_error("invalid")
 
 
