@@ -356,10 +356,10 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     else:
         stored = weights.weights_bytes(model, workload.precision)
         components = [Component(M.kept(M.PART_WEIGHTS, precision=workload.precision.name), stored,
-                                _format_note(workload))]
+                                _format_note(workload))] if said else []
         low = high = stored / model.params
         _format_notes(model, workload, notes)
-    weights_total = components[0].bytes
+    weights_total = components[0].bytes if components else stored
     state = sum(c.bytes for c in components[1:])
     kv_token = kv_seq = kv = None
     activations: int | None = 0
@@ -375,7 +375,8 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
                 recompute=workload.recompute, batch=workload.batch_size, tokens=workload.context_tokens,
                 tensor=tensor)))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
-    components.append(Component(M.kept(M.PART_RUNTIME), overhead, M.kept(M.PER_CARD)))
+    if said:
+        components.append(Component(M.kept(M.PART_RUNTIME), overhead, M.kept(M.PER_CARD)))
     total = weights_total + state + (kv or 0) + (activations or 0) + overhead  # the parts' bytes, listed or not
     return MemoryBreakdown(
         weights_bytes=weights_total,
