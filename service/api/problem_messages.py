@@ -212,7 +212,7 @@ class Coded(Message):
         return super().__new__(cls, template, {}, template.english)  # type: ignore[return-value]
 
     def format(self, *args, **kwargs) -> Message:  # type: ignore[override]
-        return self.template(**{name: kwargs[name] for name in self.template.fields})
+        return self.template(**{name: kwargs[name] for name in self.template.ordered_fields})
 
 
 def coded(text):

@@ -108,6 +108,12 @@ class Template:
     def fields(self) -> frozenset[str]:
         return _compiled(self.english)[2]
 
+    @functools.cached_property
+    def ordered_fields(self) -> tuple[str, ...]:
+        """The parameters in the order the English names them first (a set's order changes from
+        one process to the next, as text hashes do)."""
+        return tuple(dict.fromkeys(name for _, name, _, _ in string.Formatter().parse(self.english) if name))
+
     def __reduce__(self):
         return _registered, (self.code,)
 

@@ -288,3 +288,23 @@ def test_a_workload_loads_only_what_was_given(monkeypatch):
     loaded = schemas.WorkloadSpecSchema().load({"prompt_tokens": 1000, "parallelism": {"tensor": 2}})
     assert (loaded.prompt_tokens, loaded.parallelism.tensor, loaded.context_tokens, loaded.mode) == (1000, 2, None, None)
     assert sorted(loaded_fields) == ["parallelism", "prompt_tokens", "tensor"]
+
+
+def test_a_problems_parameters_come_in_the_templates_order_in_every_process():
+    """A refused range names min, then max, whatever the process's hash seed (a frozenset of
+    names gave them in the order its hashes fell, which differs from one worker to the next)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("from service.app import create_app; import json; "
+            "r = create_app({'TESTING': True}).test_client().post('/v1/estimate', json={'model': "
+            "{'params_billion': -1}, 'hardware': {'card': 'rtx-4090'}}); "
+            "print(json.dumps([list(e['params']) for e in r.get_json()['errors']]))")
+    seen = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        seen.add(out.strip())
+    assert len(seen) == 1 and ["min", "max"] in json.loads(seen.pop())
