@@ -5,6 +5,7 @@ number) are rejected, and every number has a physical range. Responses dump the 
 answers; floats are rounded to 12 significant digits so that 61320 does not read 61319.99999.
 """
 
+import dataclasses
 import functools
 import math
 from dataclasses import replace
@@ -874,8 +875,8 @@ class _TroubleshootQuerySchema(_Strict):
 
 
 def _attrs(obj) -> dict:
-    """A frozen dataclass's fields as a shallow dict."""
-    return dict(obj.__dict__)
+    """A frozen dataclass's fields as a shallow dict (not what it keeps beside them: a kept hash)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 class ModelInfoSchema(Schema):

@@ -80,6 +80,8 @@ def place_serving(model: ModelSpec, resolved: Workload, hardware: HardwareInput,
     not show full load). Without `said` the memory's parts and the fit's reason are not said (an
     answer that shows neither, nor its warnings)."""
     card = hardware.card
+    # what is not said (the fit's reason, the memory's parts) is quoted by no note either
+    assert said or notes.quiet, "place_serving: notes are kept, so the reasons are said"
     breakdown = breakdown or memory_breakdown(model, resolved, notes, said=said)
     plan = serving_plan(model, resolved, breakdown, hardware, notes, full_load, said)
     placements = plan.placements
