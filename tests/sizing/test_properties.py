@@ -4,7 +4,7 @@ import dataclasses
 import importlib
 import math
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from service.sizing import questions as e
@@ -186,7 +186,10 @@ def test_an_answers_memory_lists_its_parts_and_says_what_its_range_rests_on(mode
 @given(models(), workloads(), st.sampled_from(INFERENCE_PRECISIONS), st.integers(1, 8))
 def test_a_breakdown_for_its_figures_alone_has_the_figures_of_one_that_says_them(model, given_workload,
                                                                                   precision, tensor):
-    workload = resolve_workload(dataclasses.replace(given_workload, precision=precision), Notes.unread(), model)
+    try:
+        workload = resolve_workload(dataclasses.replace(given_workload, precision=precision), Notes.unread(), model)
+    except InvalidInputError:  # a format the mode refuses (int8 for a full fine-tune)
+        assume(False)
     said = memory_breakdown(model, workload, Notes(), tensor)
     figures = memory_breakdown(model, workload, Notes(), tensor, said=False)
     assert figures.components == () and figures.total_bytes_range.note is None
