@@ -80,12 +80,10 @@ class Parallelism:
         """The plan in words, as a coded message: "tensor 4 x pipeline 2", "one card"; an MoE's
         experts spread over their cards after it. Said once per plan object (the search's groups
         are the same objects for every answer) and kept with it."""
-        made = self.__dict__.get("_said")
-        if made is None:
-            made = self.__dict__["_said"] = self._said()
-        return made
+        return self._words
 
-    def _said(self) -> M.Message:
+    @functools.cached_property
+    def _words(self) -> M.Message:
         parts = [M.PLAN_DEGREE[name](degree=getattr(self, name))
                  for name in ("tensor", "pipeline", "expert", "data", "replicas") if getattr(self, name) > 1]
         said = M.kept(M.PLAN_ONE_CARD) if not parts else parts[-1]
