@@ -251,14 +251,12 @@ def _drained() -> None:
         pass
 
 
-def charge(units: float, what: Message | Callable[[], Message]) -> None:
+def charge(units: float, what: Message) -> None:
     """This request asks for `units` in all (its first unit was paid on admission): refused with
-    413 above the per-request limit, else taken from the client's bucket. `what` is asked for,
-    or what says it (a template without parameters: said only when the request is refused)."""
+    413 above the per-request limit, else taken from the client's bucket."""
     limits = _limits()
     if units > limits.max_cost:
-        said = what if isinstance(what, Message) else what()
-        raise RequestEntityTooLarge(COST_TOO_HIGH(what=said, units=units, limit=limits.max_cost))
+        raise RequestEntityTooLarge(COST_TOO_HIGH(what=what, units=units, limit=limits.max_cost))
     if units > g.get("units", 1.0):
         if limits.buckets is not None and g.get("admitted"):
             limits.buckets.pay(g.client_id, units - g.get("units", 1.0))

@@ -53,7 +53,7 @@ def rank():
     given weights); memory first as a threshold when a model is given."""
     paths = fields_asked(request.args, s.RankResponseSchema)
     args = asked()
-    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING)
+    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RANKING())
     catalogs = current_catalogs()
     names = args.get("cards")
     cards = tuple(catalogs.cards.get(n, "cards") for n in names) if names else None
@@ -93,7 +93,7 @@ def recommend():
     prices) wins. Answers tier, count, tokens/s or training tokens/s, host sizing (W, GB) and
     reasons in en or zh."""
     args = asked()
-    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RECOMMENDATION)
+    charge(RANK_COST * model_weight(args.get("model")), P.COST_OF_RECOMMENDATION())
     catalogs = current_catalogs()
     scenario = rec.SCENARIOS.get(args.get("scenario"))
     model = args.get("model") or catalogs.models.get(scenario.model).spec

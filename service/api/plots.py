@@ -19,7 +19,7 @@ SVG_MIME = "image/svg+xml"
 
 def _throughput():
     args = asked()
-    charge(PLOT_COST, P.COST_OF_PLOT)
+    charge(PLOT_COST, P.COST_OF_PLOT())
     return domain.throughput(args["model"], args["workload"], args["hardware"])
 
 

@@ -120,7 +120,7 @@ def estimate():
     power, electricity per year, a quotable summary."""
     paths = _fields(request.args)
     args = asked()
-    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE)
+    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
 
@@ -138,7 +138,7 @@ def estimate_get():
     parameters; memory in bytes, speed in tokens/s, cost per year, and a summary in en or zh."""
     paths = _fields(request.args)
     args = asked()
-    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE)
+    charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
     return _counted(*_estimate(args, paths))
 
 
@@ -237,7 +237,7 @@ def memory():
     component (weights, gradients, optimizer, KV cache, activations, runtime) and, with
     hardware, the fit and least card count."""
     args = asked()
-    charge(model_weight(args["model"]), P.COST_OF_MEMORY)
+    charge(model_weight(args["model"]), P.COST_OF_MEMORY())
     hardware = args.get("hardware")
     lang = answer_lang(args)
     result = said_in(lang, domain.memory(args["model"], args["workload"], hardware, lang))
@@ -260,7 +260,7 @@ def throughput():
     FLOP/byte, decode tokens/s per stream and in total priced on the plan's links, and output
     tokens/s at full load."""
     args = asked()
-    charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT)
+    charge(model_weight(args["model"]), P.COST_OF_THROUGHPUT())
     result = said_in(answer_lang(args), domain.throughput(args["model"], args["workload"], args["hardware"]))
     count_estimate("throughput", result.card.line)
     return answered(result)
@@ -284,7 +284,7 @@ def scaling():
     in s from the plan's step (the guide's curve beside it), a curve over card counts, and cards
     for a deadline."""
     args = asked()
-    charge(model_weight(args["model"]), P.COST_OF_SCALING)
+    charge(model_weight(args["model"]), P.COST_OF_SCALING())
     result = said_in(answer_lang(args), domain.scaling(args["model"], args["workload"], args["hardware"],
                                                  args.get("deadline_days")))
     count_estimate("scaling", result.card.line)

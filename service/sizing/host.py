@@ -310,11 +310,11 @@ def _build(card: Card, cards: int) -> dict:
     notes = []
     if flagship:
         psu = max(psu, FLAGSHIP_MIN_PSU_W)
-        notes.append(M.kept(M.FLAGSHIP_SPIKES))
+        notes.append(M.FLAGSHIP_SPIKES())
     if psu > PSU_UNIT_W:
         notes.append(M.PSU_SPLIT(psu_w=psu, unit_w=PSU_UNIT_W))
     if card.line == "consumer":
-        notes.append(M.kept(M.CASE_AIRFLOW))
+        notes.append(M.CASE_AIRFLOW())
     return {"cards_w": cards_w, "peak": peak, "transient": transient, "typical": peak, "psu": psu,
             "ram": host_ram_gb(card, cards), "cores": max(MIN_CPU_CORES, CORES_PER_CARD * cards),
             "low": None, "high": None, "notes": notes}

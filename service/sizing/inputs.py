@@ -269,7 +269,7 @@ def _kv_default(precision: str, engine: str | None, cards_compute_fp8: bool = Tr
         return d.Default("fp32", M.kept(M.KV_FP32))
     if engine in FP8_KV_ENGINES and precision in FP8_KV_WEIGHTS and cards_compute_fp8:
         return d.Default("fp8", M.kept(M.KV_FP8_ENGINE, engine=engine, precision=precision))
-    return d.Default("bf16", M.kept(M.KV_HALF))
+    return d.Default("bf16", M.KV_HALF())
 
 
 _TRAINING_OFF = {
@@ -297,7 +297,7 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
 
 def _context_default(given: WorkloadInput) -> d.Default:
     if given.prompt_tokens is not None and given.output_tokens is not None:
-        return d.Default(given.prompt_tokens + given.output_tokens, M.kept(M.CONTEXT_PROMPT_PLUS_OUTPUT))
+        return d.Default(given.prompt_tokens + given.output_tokens, M.CONTEXT_PROMPT_PLUS_OUTPUT())
     return d.CONTEXT_TOKENS
 
 
@@ -325,7 +325,7 @@ def _request_shape(given: WorkloadInput, context: int, training: bool, notes: No
             d.Default(max(1, min(d.OUTPUT_TOKENS, context // 2)), d.OUTPUT_TOKENS_NOTE)
         output = notes.use("output_tokens", None, default)
     if prompt is None:
-        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output), M.kept(M.PROMPT_IS_REST)))
+        prompt = notes.use("prompt_tokens", None, d.Default(max(1, context - output), M.PROMPT_IS_REST()))
     return prompt, output
 
 

@@ -300,15 +300,15 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     # said about 80 times an estimate by the recipe search, with the same few values: kept
     items = [(M.kept(M.PART_WEIGHTS, precision=stored), half), (M.kept(M.PART_GRADIENTS, precision=stored), half)]
     if not fp32:
-        items.append((M.kept(M.PART_MASTER), 4.0))
+        items.append((M.PART_MASTER(), 4.0))
     items.extend((M.kept(state), b) for state, b in workload.optimizer.states)
     if workload.zero_stage is not None and not fp32:
-        items.append((M.kept(M.PART_GRADIENT_PARTITION), 4.0))
+        items.append((M.PART_GRADIENT_PARTITION(), 4.0))
     typical = sum(b for _, b in items)
     components = [Component(name, weights_bytes(model.params, b), M.kept(M.BYTES_PER_PARAM, bytes_per_param=b))
                   for name, b in items]
     method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
-    notes.assume("memory_method", method, M.kept(M.MEMORY_EVEN_SPLIT) if workload.zero_stage is None else
+    notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
                  M.kept(M.MEMORY_DEEPSPEED, stage=workload.zero_stage))
     high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
@@ -366,17 +366,17 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
     if not workload.training:
         kv_token, kv_seq, kv = _kv(model, workload, notes)
         if kv is not None and said:
-            components.append(Component(M.kept(M.PART_KV_CACHE), kv, M.KV_COUNTED(
+            components.append(Component(M.PART_KV_CACHE(), kv, M.KV_COUNTED(
                 batch=workload.batch_size, tokens=workload.context_tokens, kv_precision=workload.kv_precision.name)))
     else:
         activations = _training_activations(model, workload, tensor, notes)
         if activations is not None and said:
-            components.append(Component(M.kept(M.PART_ACTIVATIONS), activations, M.ACTIVATIONS_COUNTED(
+            components.append(Component(M.PART_ACTIVATIONS(), activations, M.ACTIVATIONS_COUNTED(
                 recompute=workload.recompute, batch=workload.batch_size, tokens=workload.context_tokens,
                 tensor=tensor)))
     overhead = notes.use("runtime_overhead_bytes_per_card", None, d.RUNTIME_OVERHEAD_BYTES_PER_CARD)
     if said:
-        components.append(Component(M.kept(M.PART_RUNTIME), overhead, M.kept(M.PER_CARD)))
+        components.append(Component(M.PART_RUNTIME(), overhead, M.PER_CARD()))
     total = weights_total + state + (kv or 0) + (activations or 0) + overhead  # the parts' bytes, listed or not
     return MemoryBreakdown(
         weights_bytes=weights_total,

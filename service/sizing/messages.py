@@ -95,6 +95,8 @@ class Template:
     """The parameter a plural template counts."""
 
     def __call__(self, **params) -> "Message":
+        if not params:  # a sentence without parameters: the same message every time (kept)
+            return kept(self)
         return Message(self, params)
 
     def text_for(self, params: Mapping[str, object]) -> str:
@@ -138,7 +140,7 @@ def kept(template: Template, **params) -> "Message":
     is a parameter: two with one text and other codes are equal strings, and one would stand for
     the other."""
     assert not any(isinstance(value, Message) for value in params.values()), template.code
-    return template(**params)
+    return Message(template, params)
 
 
 class Verbatim(str):

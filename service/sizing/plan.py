@@ -86,7 +86,7 @@ class Parallelism:
     def _words(self) -> M.Message:
         parts = [M.PLAN_DEGREE[name](degree=getattr(self, name))
                  for name in ("tensor", "pipeline", "expert", "data", "replicas") if getattr(self, name) > 1]
-        said = M.kept(M.PLAN_ONE_CARD) if not parts else parts[-1]
+        said = M.PLAN_ONE_CARD() if not parts else parts[-1]
         for part in reversed(parts[:-1]):
             said = M.PLAN_TIMES(first=part, rest=said)
         if self.expert_width > 1:

@@ -30,9 +30,9 @@ def _sentences(model, workload, card, fit, plan, speed, train, energy, machines,
     if speed is not None and fit.cards_needed is not None:
         r = speed.decode_tokens_per_s_range
         batch = (M.SUMMARY_BATCH(total=speed.total_tokens_per_s, batch_size=speed.batch_size)
-                 if speed.batch_size > 1 else M.kept(M.SUMMARY_SINGLE))
+                 if speed.batch_size > 1 else M.SUMMARY_SINGLE())
         said = dict(cards=speed.cards, card=card.id, expected=speed.decode_tokens_per_s_expected, low=r.low,
-                    high=r.high, ceiling=speed.decode_tokens_per_s_ceiling, bound=M.kept(M.BOUND_WORDS[speed.bound]),
+                    high=r.high, ceiling=speed.decode_tokens_per_s_ceiling, bound=M.BOUND_WORDS[speed.bound](),
                     batch=batch)
         yield M.SUMMARY_SPEED_PLAN(**said, plan=plan.description) if plan.cards > 1 else M.SUMMARY_SPEED(**said)
         if speed.max_total_tokens_per_s is not None:
@@ -40,7 +40,7 @@ def _sentences(model, workload, card, fit, plan, speed, train, energy, machines,
                                  total=speed.max_total_tokens_per_s, sequences=speed.capacity_batch_size)
     if train is not None and train.time_s is not None:
         yield _training(train)
-    who = M.MACHINES_DRAW(machines=machines) if machines > 1 else M.kept(M.MACHINE_DRAWS)
+    who = M.MACHINES_DRAW(machines=machines) if machines > 1 else M.MACHINE_DRAWS()
     yield M.SUMMARY_ENERGY(who=who, power_w=energy.power_w, cost=energy.electricity_cost_per_year,
                            currency=energy.currency, price=energy.price_per_kwh)
 
@@ -49,7 +49,7 @@ def _memory_sentences(model: ModelSpec, workload: Workload, card: Card, fit: Fit
                       fits_in: M.Message | None = None) -> Iterator[M.Message]:
     """What the job needs, and whether the cards asked hold it (the format that does when not)."""
     cards = fit.total_bytes // max(1, fit.need_bytes_per_card)  # the cards the plan uses
-    mode = M.kept(M.MODE_WORDS[workload.mode])
+    mode = M.MODE_WORDS[workload.mode]()
     if cards <= 1:
         yield M.SUMMARY_NEED(params=model.params, precision=workload.precision.name, mode=mode,
                              total_bytes=fit.total_bytes, state_bytes=fit.model_state_bytes_per_card)
@@ -95,7 +95,7 @@ def memory_summary(lang: str, model: ModelSpec, workload: Workload, breakdown: M
     """The memory the job needs, and with a card whether the cards asked hold it."""
     if card is None or fit is None:
         said = [M.SUMMARY_MEMORY_ALONE(params=model.params, precision=workload.precision.name,
-                                       mode=M.kept(M.MODE_WORDS[workload.mode]), total_bytes=breakdown.total_bytes,
+                                       mode=M.MODE_WORDS[workload.mode](), total_bytes=breakdown.total_bytes,
                                        weights_bytes=breakdown.weights_bytes)]
         if beyond_context(model, workload.context_tokens):
             said.append(M.SUMMARY_CONTEXT(context=workload.context_tokens, positions=model.max_context_tokens))
@@ -107,7 +107,7 @@ def cost_summary(lang: str, energy: EnergyAnswer, ownership: OwnershipAnswer | N
     """The draw and a year's electricity, the fleet's when there are several installations, and
     the cost of ownership when a card price is known."""
     who = (M.INSTALLATION_DRAWS() if energy.power_basis == "given" else
-           M.MACHINES_DRAW(machines=machines) if machines > 1 else M.kept(M.MACHINE_DRAWS))
+           M.MACHINES_DRAW(machines=machines) if machines > 1 else M.MACHINE_DRAWS())
     said = [M.SUMMARY_ENERGY(who=who, power_w=energy.power_w, cost=energy.electricity_cost_per_year,
                              currency=energy.currency, price=energy.price_per_kwh)]
     if energy.machines > 1:

@@ -579,7 +579,7 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, range
         "time_to_first_token_s": typical,
         # what the range's ends rest on: the prefill share
         "time_to_first_token_s_range": Range(prefill_s(s.high, prompt), typical, prefill_s(s.low, prompt),
-                                             note=M.kept(M.RANGE_PREFILL)) if ranged else None,
+                                             note=M.RANGE_PREFILL()) if ranged else None,
         "prefill_tokens_per_s": prompt / typical,
     }
 
@@ -625,7 +625,7 @@ def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: 
     if copy is None:
         return empty
     point = copy.at(None, ends)
-    notes.assume("capacity_request", f"{prompt} in / {output} out", M.kept(M.FULL_LOAD))
+    notes.assume("capacity_request", f"{prompt} in / {output} out", M.FULL_LOAD())
     return {
         "max_total_tokens_per_s": point.total_tokens_per_s,
         "max_total_tokens_per_s_range": point.total_tokens_per_s_range,
@@ -835,4 +835,4 @@ def decode_weights_note(model: ModelSpec, batch: int, notes: Notes) -> None:
         notes.assume("decode_weights", "min(batch x active, all)",
                      M.DECODE_READS_ACTIVE(params=model.params, active=model.params_per_token))
     elif model.decode_skipped_params:
-        notes.assume("decode_weights", "all_but_input_embedding", M.kept(M.DECODE_SKIPS_EMBEDDING))
+        notes.assume("decode_weights", "all_but_input_embedding", M.DECODE_SKIPS_EMBEDDING())

@@ -211,7 +211,7 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     except InvalidInputError as exc:
         return Alternative(label, None, "decode_tokens_per_s_expected", None, M.NOT_ANSWERED(detail=exc.message))
     if found is None:
-        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.kept(M.ALT_DOES_NOT_FIT))
+        return Alternative(label, None, "decode_tokens_per_s_expected", None, M.ALT_DOES_NOT_FIT())
     least, s = found
     own = speed is not None and s is serve.setup  # the answer's own format and plan: the answer's own speed
     return Alternative(label, least.cards, "decode_tokens_per_s_expected", speed if own else stream_speed(resolved, s),

@@ -261,16 +261,16 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
     """Say which plan the engine runs and why, and what it leaves on the table."""
     engine = ENGINES[workload.engine]
     par = shown.parallelism
-    name = workload.engine or M.kept(M.ANY_SERVING_ENGINE)
+    name = workload.engine or M.ANY_SERVING_ENGINE()
     if shown.given:
         why = M.PLAN_GIVEN()
     elif engine.split == "layer":
         why = M.ENGINE_SPLITS_LAYERS(engine=name)
     else:
         heads = M.kept(M.HEADS_COUNT, heads=model.attention_heads, kv_heads=model.resolved_kv_heads) \
-            if model.attention_heads else M.kept(M.THE_HEADS)
+            if model.attention_heads else M.THE_HEADS()
         why = M.ENGINE_TENSOR_PLAN(engine=name, heads=heads,
-                                   across=M.kept(M.EXPERT_PARALLELISM) if par.expert > 1 else M.kept(M.PIPELINE_STAGES))
+                                   across=M.EXPERT_PARALLELISM() if par.expert > 1 else M.PIPELINE_STAGES())
     notes.assume("parallelism", par.describe(), why)
     if shown.idle_cards:
         notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.said(), idle=shown.idle_cards, cards=shown.cards))
