@@ -29,9 +29,16 @@ class _NotAsItComes(Exception):
     """A body the compiled load does not take as it comes: `schema.load` loads it."""
 
 
+@functools.cache
+def loads_with(schema_class: type[Schema]) -> Callable[[Any], Any]:
+    """`loader` of one instance of `schema_class`, made once (as dump.dumper is per class): a
+    route's body, a batch's items, an object a field takes."""
+    return loader(schema_class())
+
+
 def loader(schema: Schema) -> Callable[[Any], Any]:
     """A function equal to `schema.load` (for its default options), compiled once per schema
-    object (a request's schemas are made once, operations._parser)."""
+    object (loads_with makes one per class)."""
     compiled = _compiled(schema)
     if compiled is None:
         return schema.load

@@ -24,7 +24,7 @@ from marshmallow import Schema, ValidationError
 from . import problem_messages as P
 from .dump import dumper, sparse_dumper
 from .jsonio import json_body, query_args
-from .load import loader
+from .load import loads_with
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,6 @@ def _parser(schema: type[Schema]) -> Schema:
     return schema()
 
 
-@functools.cache
-def _body_loader(schema: type[Schema]) -> Callable[[Any], Any]:
-    """A body schema's load, compiled (load.py): the same values and errors as its own."""
-    return loader(_parser(schema))
-
-
 _UNREAD = object()  # asked() without a body: read the request's (a body may be JSON null)
 
 
@@ -95,7 +89,7 @@ def asked(body: Any = _UNREAD) -> dict:
     if said.body is not None:
         data = json_body(request) if body is _UNREAD else body  # read first: it says the problem's language
         _no_unknown_query(said)
-        return _body_loader(said.body)(data)
+        return loads_with(said.body)(data)
     assert said.query is not None, f"{said.operation_id} declares neither a body nor query parameters"
     query = query_args(request)
     for parameter in said.parameters:

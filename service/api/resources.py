@@ -22,13 +22,12 @@ from .dump import dumper, sparse_dumper
 from .errors import sizing_problem, validation_problem
 from .jsonio import json_body, json_items
 from .lang import answer_lang, asked_lang
-from .load import loader
+from .load import loads_with
 from .operations import ANSWER_FIELDS_PARAMETER, FIELDS_PARAMETER, answered, asked, fields_asked, operation
 
 bp = Blueprint("sizing", __name__)
 
-_estimate_in, _estimate_out = s.EstimateRequestSchema(), dumper(s.EstimateResponseSchema)  # also a batch's items
-_load_estimate = loader(_estimate_in)
+_estimate_out = dumper(s.EstimateResponseSchema)  # also a batch's items
 MAX_BATCH_ITEMS = 1000
 
 
@@ -169,7 +168,8 @@ def estimate_batch():
         charge(sum(raw_model_weight(i.get("model")) if isinstance(i, dict) else 1.0 for i in items),
                P.COST_OF_BATCH(items=len(items)))
     args = asked(body)
-    return _items((_item(i, lambda raw=raw: _load_estimate(raw), raw.get("lang") if isinstance(raw, dict) else None,
+    load = loads_with(s.EstimateRequestSchema)
+    return _items((_item(i, lambda raw=raw: load(raw), raw.get("lang") if isinstance(raw, dict) else None,
                          paths) for i, raw in enumerate(args["items"])), paths)
 
 

@@ -75,7 +75,7 @@ from ..sizing import (
 )
 from . import problem_messages as P
 from .catalogs import current_catalogs
-from .load import loader
+from .load import loads_with
 from .shapes import Num, Said, Scaled, answer_schema, register
 
 MAX_COMPARED = 64  # options in one comparison (a list, or the cards filters match)
@@ -312,12 +312,6 @@ def _instance(schema: type[Schema]) -> Schema:
     return schema()
 
 
-@functools.cache
-def _loaded_by(schema: type[Schema]):
-    """The object schema's load, compiled (load.py)."""
-    return loader(_instance(schema))
-
-
 class _OneOf(fields.Field):
     """A catalog name (string) or an object; `object_schemas` are tried by their marker key.
 
@@ -336,7 +330,7 @@ class _OneOf(fields.Field):
         if isinstance(value, dict):
             for marker, schema in self.object_schemas:
                 if marker is None or marker in value:
-                    return _loaded_by(schema)(value)
+                    return loads_with(schema)(value)
         raise self.make_error("invalid")
 
 
