@@ -403,7 +403,7 @@ def memory_breakdown(model: ModelSpec, workload: Workload, notes: Notes, tensor:
 
 
 def _total_range(total: int, state: int, low_per_param: float, high_per_param: float, params: int,
-                 said: bool = True) -> Range:
+                 said: bool) -> Range:
     """The total with model state at the low and high bytes per parameter (and, `said`, what
     its ends rest on)."""
     low, high = total - state + low_per_param * params, total - state + high_per_param * params

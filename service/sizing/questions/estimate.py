@@ -168,7 +168,7 @@ TRAINING_ALTERNATIVES = ((None, "selective"), (1, "selective"), (2, "selective")
 
 
 def _alternatives(model: ModelSpec, given: WorkloadInput, workload: Workload, hardware: HardwareInput,
-                  serve: Serving | None, speed: float | None = None) -> tuple[Alternative, ...]:
+                  serve: Serving | None, speed: float | None) -> tuple[Alternative, ...]:
     """The same job in other formats (inference) or other sharding and recomputation
     (training): cards needed on this card, and decode speed or per-card model state; for
     inference also the plan that needs fewer cards, when there is one. `speed` is the answer's
