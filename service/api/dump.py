@@ -91,20 +91,135 @@ def _walk(obj, keys: tuple[str, ...]):
     return obj
 
 
-_COMPILED: dict[type[Schema], Callable[[Any], dict]] = {}
+class Form:
+    """What a compiled function makes of an answer, field by field: a dict (`DICT`, the dumper) or
+    its JSON text (write.py). Each form keeps its functions, one per schema class, built once."""
+
+    opening: str
+    closing: str
+
+    def __init__(self) -> None:
+        self.compiled: dict[type[Schema], Callable[[Any], Any]] = {}
+        # A function is registered in `compiled` before its fields are compiled (a schema may nest
+        # itself), so other threads read only `whole`: those whose outermost build has finished.
+        # One lock builds, re-entered by the thread that builds the nested ones.
+        self.whole: dict[type[Schema], Callable[[Any], Any]] = {}
+        self.building = threading.RLock()
+        self.depth = 0
+
+    def store(self, key: str, expression: str) -> str:
+        """The statement that puts the value `expression` under `key` in `out`."""
+        raise NotImplementedError
+
+    def expression(self, field: fields.Field, i: int, namespace: dict) -> str:
+        """The field's value `v` in this form, as an expression of `v` (helpers in `namespace`)."""
+        raise NotImplementedError
+
+    def part(self, name: str, field: fields.Field, below: tuple[str, ...], i: int, namespace: dict) -> str:
+        """The expression of a nested answer's value (or a list of them) with only the fields `below`."""
+        raise NotImplementedError
+
+    def helpers(self) -> dict:
+        """The names the compiled code calls beside its own fields' helpers."""
+        return {}
+
+    def of(self, schema_class: type[Schema]) -> Callable[[Any], Any]:
+        """The whole answer's function, built once per schema class (thread-safe)."""
+        made = self.whole.get(schema_class)
+        if made is not None:
+            return made
+        with self.building:
+            before = set(self.compiled) if self.depth == 0 else None
+            self.depth += 1
+            try:
+                if schema_class not in self.compiled:
+                    self.compiled[schema_class] = _build(schema_class, None, self)
+                made = self.compiled[schema_class]
+            except BaseException:
+                if before is not None:  # the outermost build failed: none of what it began is kept
+                    for half_built in set(self.compiled) - before:
+                        del self.compiled[half_built]
+                raise
+            finally:
+                self.depth -= 1
+            if self.depth == 0:  # everything this build made is whole now
+                self.whole.update(self.compiled)
+            return made
+
+    def sparse(self, schema_class: type[Schema], paths: tuple[str, ...]) -> Callable[[Any], Any]:
+        """The function of only the fields named in `paths` (`summary`, `throughput.bound`), in the
+        answer's order. ValueError names a path the answer does not have."""
+        selection: dict[str, list[str]] = {}
+        for path in paths:
+            head, _, rest = path.partition(".")
+            selection.setdefault(head, [])
+            if rest:
+                selection[head].append(rest)
+        return _build(schema_class, {k: tuple(v) for k, v in selection.items()}, self)
 
 
-def _inline(convert: Convert, i: int) -> str:
-    """The conversion as an expression of `v`: the plain ones written out, the rest called."""
-    return {_number: 'v if v is None else float(format(v, ".12g"))', _integer: "v if v is None else int(v)",
-            _string: "v if v.__class__ is str or v is None else str(v)", _same: "v"}.get(convert, f"c{i}(v)")
+class _Dicts(Form):
+    opening, closing = "    out = {}", "    return out"
+
+    def store(self, key: str, expression: str) -> str:
+        return f"out[{key!r}] = {expression}"
+
+    def expression(self, field: fields.Field, i: int, namespace: dict) -> str:
+        convert = namespace[f"c{i}"] = _converter(field)
+        return {_number: 'v if v is None else float(format(v, ".12g"))', _integer: "v if v is None else int(v)",
+                _string: "v if v.__class__ is str or v is None else str(v)", _same: "v"}.get(convert, f"c{i}(v)")
+
+    def part(self, name: str, field: fields.Field, below: tuple[str, ...], i: int, namespace: dict) -> str:
+        namespace[f"c{i}"] = _part_converter(name, field, below)
+        return f"c{i}(v)"
 
 
-def _source(plan: list[tuple[str, str]], converters: list[Convert], mapping: bool) -> str:
+DICT = _Dicts()
+
+
+def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
+    """A function equal to `schema_class().dump`, built once per schema class (thread-safe)."""
+    return DICT.of(schema_class)
+
+
+@functools.lru_cache(maxsize=256)
+def sparse_dumper(schema_class: type[Schema], paths: tuple[str, ...]) -> Callable[[Any], dict]:
+    """A dumper of only the fields named in `paths` (`summary`, `throughput.bound`), in the
+    answer's order: the sparse answer a caller asks for with `fields=`. ValueError names a
+    path the answer does not have."""
+    return DICT.sparse(schema_class, paths)
+
+
+def part_schema(name: str, field: fields.Field, below: tuple[str, ...]) -> type[Schema]:
+    """The schema of the nested answer (or of each in a list) whose fields `below` are asked;
+    ValueError where the field is a plain value."""
+    inner = field.inner if isinstance(field, fields.List) else field
+    if not isinstance(inner, fields.Nested):
+        raise ValueError(P.PLAIN_VALUE(name=name, below=below[0]))
+    return type(inner.schema)
+
+
+def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> Convert:
+    """The converter of a nested answer (or a list of them) that keeps only the fields `below`."""
+    part = sparse_dumper(part_schema(name, field, below), below)
+    if isinstance(field, Grouped):  # null where the part is absent, as in the full answer
+        absent = field.absent
+        return lambda v: None if absent(v) else part(v)
+    if isinstance(field, fields.List):
+        return lambda v: None if v is None else [part(x) for x in v]
+    return lambda v: None if v is None else part(v)
+
+
+def _source(plan: list[tuple[str, str, str]], mapping: bool, form: Form, guarded: bool) -> str:
     """Straight-line code that reads each attribute (a mapping's key, else the attribute, as
-    marshmallow's accessor does) and converts it: no per-field calls beyond the conversion."""
-    lines = ["def dump(obj):", "    out = {}"]
-    for i, (key, attribute) in enumerate(plan):
+    marshmallow's accessor does) and converts it: no per-field calls beyond the conversion. A
+    `guarded` one (an object's, of a schema without hooks) is the dumper itself: it hands any
+    type it has not been given before to the dispatch."""
+    lines = ["def dump(obj):"]
+    if guarded:
+        lines.append("    if obj.__class__ not in OBJECTS: return DISPATCH(obj)")
+    lines.append(form.opening)
+    for key, attribute, expression in plan:
         if attribute == SELF:  # a group of the answer's own fields: the nested schema reads the object
             lines.append("    v = obj")
         elif "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
@@ -115,122 +230,80 @@ def _source(plan: list[tuple[str, str]], converters: list[Convert], mapping: boo
                 lines.append(f"    if v is M: v = getattr(obj, {attribute!r}, M)")
         else:
             lines.append(f"    v = getattr(obj, {attribute!r}, M)")
-        lines.append(f"    if v is not M: out[{key!r}] = {_inline(converters[i], i)}")
-    lines.append("    return out")
+        lines.append(f"    if v is not M: {form.store(key, expression)}")
+    lines.append(form.closing)
     return "\n".join(lines)
 
 
-def _compile(plan, converters, mapping: bool) -> Callable[[Any], dict]:
-    namespace: dict[str, Any] = {"M": _MISSING, "walk": _walk, **{f"c{i}": c for i, c in enumerate(converters)}}
-    exec(_source(plan, converters, mapping), namespace)  # noqa: S102 - the code is built from field names only
+def _compile(plan, namespace: dict, mapping: bool, form: Form, guarded: bool = False) -> Callable[[Any], Any]:
+    namespace = {"M": _MISSING, "walk": _walk, **namespace}
+    exec(_source(plan, mapping, form, guarded), namespace)  # noqa: S102 - the code is built from field names only
     return namespace["dump"]
 
 
-# A dumper is registered in _COMPILED before its fields are compiled (a schema may nest itself), so
-# other threads read only _WHOLE: the dumpers whose outermost build has finished. One lock builds,
-# re-entered by the thread that builds the nested ones.
-_WHOLE: dict[type[Schema], Callable[[Any], dict]] = {}
-_BUILDING = threading.RLock()
-_depth = 0
+def _dispatch(schema_class: type[Schema], hooks: list, compiled: dict[bool, Callable[[Any], Any]],
+              objects: set[type]) -> Callable[[Any], Any]:
+    """The schema's function for any object: its pre_dump hooks, then the compiled form for the
+    object's type (a mapping's, or an object's, whose types are added to `objects`)."""
+    by_type: dict[type, Callable[[Any], Any]] = {}  # the compiled form for each type it is given
 
-
-def dumper(schema_class: type[Schema]) -> Callable[[Any], dict]:
-    """A function equal to `schema_class().dump`, built once per schema class (thread-safe)."""
-    made = _WHOLE.get(schema_class)
-    if made is not None:
-        return made
-    global _depth
-    with _BUILDING:
-        before = set(_COMPILED) if _depth == 0 else None
-        _depth += 1
-        try:
-            if schema_class not in _COMPILED:
-                _COMPILED[schema_class] = _build(schema_class, None)
-            made = _COMPILED[schema_class]
-        except BaseException:
-            if before is not None:  # the outermost build failed: none of what it began is kept
-                for half_built in set(_COMPILED) - before:
-                    del _COMPILED[half_built]
-            raise
-        finally:
-            _depth -= 1
-        if _depth == 0:  # everything this build made is whole now
-            _WHOLE.update(_COMPILED)
-        return made
-
-
-@functools.lru_cache(maxsize=256)
-def sparse_dumper(schema_class: type[Schema], paths: tuple[str, ...]) -> Callable[[Any], dict]:
-    """A dumper of only the fields named in `paths` (`summary`, `throughput.bound`), in the
-    answer's order: the sparse answer a caller asks for with `fields=`. ValueError names a
-    path the answer does not have."""
-    selection: dict[str, list[str]] = {}
-    for path in paths:
-        head, _, rest = path.partition(".")
-        selection.setdefault(head, [])
-        if rest:
-            selection[head].append(rest)
-    return _build(schema_class, {k: tuple(v) for k, v in selection.items()})
-
-
-def _nested_schema(field: fields.Field) -> type[Schema] | None:
-    inner = field.inner if isinstance(field, fields.List) else field
-    return type(inner.schema) if isinstance(inner, fields.Nested) else None
-
-
-def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> Convert:
-    """The converter of a nested answer (or a list of them) that keeps only the fields `below`."""
-    nested = _nested_schema(field)
-    if nested is None:
-        raise ValueError(P.PLAIN_VALUE(name=name, below=below[0]))
-    part = sparse_dumper(nested, below)
-    if isinstance(field, Grouped):  # null where the part is absent, as in the full answer
-        absent = field.absent
-        return lambda v: None if absent(v) else part(v)
-    if isinstance(field, fields.List):
-        return lambda v: None if v is None else [part(x) for x in v]
-    return lambda v: None if v is None else part(v)
-
-
-def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | None) -> Callable[[Any], dict]:
-    schema = schema_class()
-    pre = schema._hooks.get("pre_dump", [])
-    if schema.many or schema._hooks.get("post_dump") or any(collection for _, collection, _ in pre):
-        raise TypeError(f"dump: {schema_class.__name__} needs marshmallow's own dump")
-    hooks = [getattr(schema, name) for name, _, _ in pre]
-    compiled: dict[bool, Callable[[Any], dict]] = {}
-
-    by_type: dict[type, Callable[[Any], dict]] = {}  # the compiled form for each type it is given
-
-    def dump(obj) -> dict:
+    def dump(obj):
         for hook in hooks:
             obj = hook(obj, many=False)
         compiled_for = by_type.get(obj.__class__)
         if compiled_for is None:
             if not isinstance(obj, dict) and hasattr(obj, "__getitem__"):
                 raise TypeError(f"dump: {schema_class.__name__} given a {type(obj).__name__}")
-            compiled_for = by_type[obj.__class__] = compiled[isinstance(obj, dict)]
+            mapping = isinstance(obj, dict)
+            compiled_for = by_type[obj.__class__] = compiled[mapping]
+            if not mapping:
+                objects.add(obj.__class__)
         return compiled_for(obj)
 
     dump.schema = schema_class  # type: ignore[attr-defined]  # the contract test checks against it
-    if selection is None:
-        _COMPILED[schema_class] = dump  # before the fields: a schema may nest itself
+    return dump
+
+
+def _plan(schema: Schema, selection: dict[str, tuple[str, ...]] | None, form: Form) -> tuple[list, dict]:
+    """Each field shown (those in `selection`, when given): its key, the attribute it reads and
+    its value's expression in `form`; and the helpers the expressions call."""
+    name_of = type(schema).__name__
     unknown = sorted(set(selection or ()) - set(schema.dump_fields))
     if unknown:
-        raise ValueError(P.NO_SUCH_FIELD(part=schema_class.__name__.removesuffix("Schema"), name=unknown[0],
+        raise ValueError(P.NO_SUCH_FIELD(part=name_of.removesuffix("Schema"), name=unknown[0],
                                          known=tuple(schema.dump_fields)))
-    plan, converters = [], []
-    for name, field in schema.dump_fields.items():
+    plan, namespace = [], form.helpers()
+    for i, (name, field) in enumerate(schema.dump_fields.items()):
         if selection is not None and name not in selection:
             continue
         if field.dump_default is not missing:
-            raise TypeError(f"dump: {schema_class.__name__}.{name} has a dump default")
-        if isinstance(field, Grouped):  # the answer's own object, or the one it was flattened from
-            plan.append((field.data_key or name, field.source or SELF))
-        else:
-            plan.append((field.data_key or name, field.attribute or name))
+            raise TypeError(f"dump: {name_of}.{name} has a dump default")
+        # a grouped field reads the answer's own object, or the one it was flattened from
+        attribute = (field.source or SELF) if isinstance(field, Grouped) else (field.attribute or name)
         below = selection.get(name) if selection else None
-        converters.append(_part_converter(name, field, below) if below else _converter(field))
-    compiled[True] = _compile(plan, converters, mapping=True)
-    compiled[False] = _compile(plan, converters, mapping=False)
-    return dump
+        expression = form.part(name, field, below, i, namespace) if below else form.expression(field, i, namespace)
+        plan.append((field.data_key or name, attribute, expression))
+    return plan, namespace
+
+
+def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | None,
+           form: Form) -> Callable[[Any], Any]:
+    schema = schema_class()
+    pre = schema._hooks.get("pre_dump", [])
+    if schema.many or schema._hooks.get("post_dump") or any(collection for _, collection, _ in pre):
+        raise TypeError(f"dump: {schema_class.__name__} needs marshmallow's own dump")
+    hooks = [getattr(schema, name) for name, _, _ in pre]
+    compiled: dict[bool, Callable[[Any], Any]] = {}
+    objects: set[type] = set()  # the types read by attribute, which the guarded function takes itself
+    dump = _dispatch(schema_class, hooks, compiled, objects)
+    if selection is None:
+        form.compiled[schema_class] = dump  # before the fields: a schema may nest itself
+    plan, namespace = _plan(schema, selection, form)
+    compiled[True] = _compile(plan, namespace, True, form)
+    if hooks:
+        compiled[False] = _compile(plan, namespace, False, form)
+        return dump
+    # Without hooks the object's code is the function itself, one call a nested answer, not two.
+    compiled[False] = guarded = _compile(plan, {**namespace, "OBJECTS": objects, "DISPATCH": dump}, False, form, True)
+    guarded.schema = schema_class  # type: ignore[attr-defined]
+    return guarded
