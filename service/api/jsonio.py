@@ -97,13 +97,19 @@ class StrictJSONProvider(DefaultJSONProvider):
         return super().dumps(obj, **kwargs)
 
 
+def indented() -> bool:
+    """Whether jsonify indents its answers (in debug mode, or where the app says so), not the
+    compact layout of every deployment."""
+    compact = getattr(current_app.json, "compact", None)
+    return (compact is None and current_app.debug) or compact is False
+
+
 def json_items(items: Iterable[object]) -> Response:
     """`{"count": n, "items": [...]}` as jsonify writes it, each item encoded as it comes in the
     compact layout (every deployment's): a long list is held as text, not as the objects it was
     made from. In debug mode, indented like every other answer."""
     provider = current_app.json
-    compact = getattr(provider, "compact", None)
-    if (compact is None and current_app.debug) or compact is False:  # jsonify indents: the same document, whole
+    if indented():  # jsonify indents: the same document, whole
         listed = list(items)
         return provider.response({"count": len(listed), "items": listed})
     encoded = [provider.dumps(item, separators=(",", ":")) for item in items]

@@ -24,6 +24,7 @@ from .jsonio import json_body, json_items
 from .lang import answer_lang, asked_lang
 from .load import loads_with
 from .operations import ANSWER_FIELDS_PARAMETER, FIELDS_PARAMETER, answered, asked, fields_asked, operation
+from .write import json_answer
 
 bp = Blueprint("sizing", __name__)
 
@@ -41,16 +42,15 @@ def _price(args: dict, hardware) -> Price | None:
     return current_catalogs().prices.get(hardware.card.id)
 
 
-def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> tuple[str, dict]:
-    """The answer (only the fields in `paths` when given) and the card's product line. The
-    costly parts are computed only when the answer shows them."""
+def _estimate(args: dict, paths: tuple[str, ...] | None = None) -> domain.Estimate:
+    """The answer that shows the fields in `paths` (every field when none are given): the costly
+    parts are computed only when it shows them."""
     parts = estimate_parts(paths, args.get("alternatives", True))
     result = domain.estimate(args["model"], args["workload"], args["hardware"], args["energy"],
                              asked_lang(args.get("lang")), _price(args, args["hardware"]),
                              args.get("overhead_fraction"), parts, args.get("target"))
     count_estimate("estimate", result.card.line)
-    dump = _estimate_out if paths is None else sparse_dumper(s.EstimateResponseSchema, paths)
-    return result.card.line, dump(result)
+    return result
 
 
 @functools.lru_cache(maxsize=256)  # once a request, not once an item of a batch
@@ -88,9 +88,10 @@ def _fields(args) -> tuple[str, ...] | None:
     return fields_asked(args, s.EstimateResponseSchema)
 
 
-def _counted(line: str, body: dict):
-    """An estimate whose cache hits still count as estimates of the card's line."""
-    return counting_hits(jsonify(body), "estimate", line)
+def _answer(args: dict, paths: tuple[str, ...] | None):
+    """The estimate's answer, whose cache hits still count as estimates of the card's line."""
+    result = _estimate(args, paths)
+    return counting_hits(json_answer(result, s.EstimateResponseSchema, paths), "estimate", result.card.line)
 
 
 @bp.post("/estimate")
@@ -120,7 +121,7 @@ def estimate():
     paths = _fields(request.args)
     args = asked()
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
-    return _counted(*_estimate(args, paths))
+    return _answer(args, paths)
 
 
 @bp.get("/estimate")
@@ -138,7 +139,7 @@ def estimate_get():
     paths = _fields(request.args)
     args = asked()
     charge(model_weight(args["model"]), P.COST_OF_ESTIMATE())
-    return _counted(*_estimate(args, paths))
+    return _answer(args, paths)
 
 
 @bp.post("/estimate/batch")
@@ -216,7 +217,8 @@ def _item(index: int, load, lang: str | None, paths: tuple[str, ...] | None) -> 
     try:
         args = load()
         args["alternatives"] = False
-        return {"index": index, "ok": True, "estimate": _estimate(args, paths)[1]}
+        dump = _estimate_out if paths is None else sparse_dumper(s.EstimateResponseSchema, paths)
+        return {"index": index, "ok": True, "estimate": dump(_estimate(args, paths))}
     except ValidationError as exc:
         return {"index": index, "ok": False, "problem": validation_problem(exc, P.INVALID_INPUT(), lang)}
     except SizingError as exc:

@@ -1,17 +1,19 @@
-"""The compiled dumpers answer exactly what marshmallow's own dump of the same schema answers.
+"""The compiled dumpers answer exactly what marshmallow's own dump of the same schema answers,
+and the compiled writers write exactly its JSON.
 
-Every view's dumper is swapped for one that dumps both ways and compares, then the endpoints are
-asked questions that reach every shape: inference and training, several cards, MoE, targets,
-custom cards and hf_config models, the catalog, the decisions.
+Every view's dumper and writer is swapped for one that works both ways and compares, then the
+endpoints are asked questions that reach every shape: inference and training, several cards, MoE,
+targets, custom cards and hf_config models, the catalog, the decisions.
 """
 
 import inspect
+import json
 
 import pytest
 from marshmallow import fields
 
-from service.api import operations, resources, schemas
-from service.api.dump import dumper
+from service.api import operations, resources, schemas, write
+from service.api.dump import dumper, sparse_dumper
 from service.api.shapes import Num
 from service.app import create_app
 
@@ -27,6 +29,9 @@ QUESTIONS = [
         "memory_gib": 16, "bandwidth_gb_per_s": 500, "dense_tflops": {"bf16": 50}, "power_w": 200,
         "line": "consumer"}}}),
     ("GET", "/estimate?model=mixtral-8x7b&card=l40s&count=2", None),
+    ("POST", "/estimate?fields=summary,fit.fits,throughput.full_load,throughput.decode_curve,alternatives,warnings",
+     {"model": "deepseek-v3", "hardware": {"card": "h200-sxm", "count": 8}, "lang": "zh"}),
+    ("GET", "/estimate?model=llama-3.1-8b&card=l4&fields=memory.components,energy", None),
     ("POST", "/estimate/batch", {"items": [{"model": "llama-3.1-8b", "hardware": {"card": "l4"}},
                                            {"model": "nope", "hardware": {"card": "l4"}}]}),
     ("POST", "/memory", {"model": "llama-3.1-8b", "workload": {"mode": "lora"}}),
@@ -69,10 +74,32 @@ def _checking(compiled):
     return dump
 
 
+def _checking_text(compiled, paths=None):
+    """A writer that checks its text against the dumper's dict as the provider encodes it, and
+    (for a sparse answer, whose order is the answer's, not `only`'s) against marshmallow's dump."""
+    schema_class = compiled.schema
+    reference = dumper(schema_class) if paths is None else sparse_dumper(schema_class, paths)
+    schema = schema_class(only=paths)
+
+    def written(obj):
+        text = compiled(obj)
+        name = schema_class.__name__
+        assert text == json.dumps(reference(obj), ensure_ascii=False, allow_nan=False, separators=(",", ":")), name
+        assert json.loads(text) == schema.dump(obj), name
+        checked.append(name)
+        return text
+
+    return written
+
+
 @pytest.fixture()
 def both_ways(monkeypatch):
-    """The dumper `answered()` uses for each route's declared answer, and the estimate's own."""
+    """The dumper `answered()` uses for each route's declared answer, the estimate's own, and the
+    writers of answers written straight to JSON."""
     monkeypatch.setattr(operations, "dumper", lambda schema: _checking(dumper(schema)))
+    real_writer, real_sparse = write.writer, write.sparse_writer
+    monkeypatch.setattr(write, "writer", lambda schema: _checking_text(real_writer(schema)))
+    monkeypatch.setattr(write, "sparse_writer", lambda schema, paths: _checking_text(real_sparse(schema, paths), paths))
     for name, value in list(vars(resources).items()):
         if inspect.isfunction(value) and hasattr(value, "schema"):
             monkeypatch.setattr(resources, name, _checking(value))
@@ -106,7 +133,12 @@ def test_a_field_type_without_a_compiled_form_is_refused():
         dumper(Odd)
 
 
-def test_a_thread_asking_for_a_dumper_being_built_waits_for_the_whole_one(monkeypatch):
+FORMS = [pytest.param(dumper, lambda value: value, id="dumper"),
+         pytest.param(write.writer, lambda value: json.dumps(value, separators=(",", ":")), id="writer")]
+
+
+@pytest.mark.parametrize(("compiled", "as_made"), FORMS)
+def test_a_thread_asking_for_a_dumper_being_built_waits_for_the_whole_one(monkeypatch, compiled, as_made):
     """A dumper is registered before its fields are compiled (a schema may nest itself). The
     builder here stops right there until the second thread has its dumper (or half a second has
     passed): a second thread given the half-built one calls it while the builder waits (a
@@ -134,7 +166,7 @@ def test_a_thread_asking_for_a_dumper_being_built_waits_for_the_whole_one(monkey
     def second():
         building.wait(timeout=10)
         try:
-            made = dumper(outer)
+            made = compiled(outer)
             given.set()
             answers.append(made(obj))
         except Exception as exc:  # noqa: BLE001 - what the half-built dumper raised
@@ -142,15 +174,16 @@ def test_a_thread_asking_for_a_dumper_being_built_waits_for_the_whole_one(monkey
 
     thread = threading.Thread(target=second)
     thread.start()
-    first = dumper(outer)(obj)
+    first = compiled(outer)(obj)
     thread.join(timeout=10)
-    assert not errors and answers == [first] == [outer().dump(obj)]
+    assert not errors and answers == [first] == [as_made(outer().dump(obj))]
 
 
-def test_a_dumper_whose_build_failed_is_not_kept_half_built():
+@pytest.mark.parametrize("compiled", [dumper, write.writer])
+def test_a_dumper_whose_build_failed_is_not_kept_half_built(compiled):
     from marshmallow import Schema
 
     odd = Schema.from_dict({"when": fields.DateTime(), "y": fields.Integer()}, name="HalfBuilt")
     for _ in range(2):  # the second time fails the same way, not with the half-built dumper's KeyError
         with pytest.raises(TypeError, match="DateTime"):
-            dumper(odd)
+            compiled(odd)
