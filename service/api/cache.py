@@ -59,9 +59,11 @@ def request_key() -> tuple:
     """What an answer depends on: the route, the body (as a digest, so a kept key stays small)
     and the media type it was sent as, the query, and the negotiated headers. The media type
     belongs here: the same bytes sent as text/plain are a 415, never a kept JSON answer."""
-    digest = hashlib.blake2b(request.get_data(cache=True), digest_size=20).digest()
-    return (request.path, request.method, request.mimetype, digest, request.query_string,
-            request.headers.get("Accept", ""), request.headers.get("Accept-Language", ""))
+    asked = request._get_current_object()  # type: ignore[attr-defined]  # read seven times: the proxy once
+    digest = hashlib.blake2b(asked.get_data(cache=True), digest_size=20).digest()
+    headers = asked.headers
+    return (asked.path, asked.method, asked.mimetype, digest, asked.query_string,
+            headers.get("Accept", ""), headers.get("Accept-Language", ""))
 
 
 def counting_hits(response: Response, kind: str, line: str = "none") -> Response:

@@ -5,7 +5,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from flask import Request, Response, current_app, g
+from flask import Flask, Request, Response, current_app, g
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
@@ -97,11 +97,11 @@ class StrictJSONProvider(DefaultJSONProvider):
         return super().dumps(obj, **kwargs)
 
 
-def indented() -> bool:
-    """Whether jsonify indents its answers (in debug mode, or where the app says so), not the
+def indented(app: Flask) -> bool:
+    """Whether jsonify indents the app's answers (in debug mode, or where the app says so), not the
     compact layout of every deployment."""
-    compact = getattr(current_app.json, "compact", None)
-    return (compact is None and current_app.debug) or compact is False
+    compact = getattr(app.json, "compact", None)
+    return (compact is None and app.debug) or compact is False
 
 
 def json_items(items: Iterable[object]) -> Response:
@@ -109,7 +109,7 @@ def json_items(items: Iterable[object]) -> Response:
     compact layout (every deployment's): a long list is held as text, not as the objects it was
     made from. In debug mode, indented like every other answer."""
     provider = current_app.json
-    if indented():  # jsonify indents: the same document, whole
+    if indented(current_app):  # jsonify indents: the same document, whole
         listed = list(items)
         return provider.response({"count": len(listed), "items": listed})
     encoded = [provider.dumps(item, separators=(",", ":")) for item in items]

@@ -140,19 +140,20 @@ def sparse_writer(schema_class: type[Schema], paths: tuple[str, ...]) -> Callabl
     return TEXT.sparse(schema_class, paths)
 
 
-def _writes_as_provider() -> bool:
+def _writes_as_provider(app) -> bool:
     """Whether the app's JSON is the text the writers write: the service's provider, with its
     settings, in the compact layout."""
-    provider = current_app.json
+    provider = app.json
     return (isinstance(provider, StrictJSONProvider) and not provider.sort_keys and not provider.ensure_ascii
-            and provider.default is DefaultJSONProvider.default and not indented())
+            and provider.default is DefaultJSONProvider.default and not indented(app))
 
 
 def json_answer(answer, schema_class: type[Schema], paths: tuple[str, ...] | None = None) -> Response:
     """The answer (only the fields in `paths` when given) as jsonify returns its dump: written
     straight to its text, or (in debug mode, or with other JSON settings) dumped and jsonified."""
-    if _writes_as_provider():
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    if _writes_as_provider(app):
         write = writer(schema_class) if paths is None else sparse_writer(schema_class, paths)
-        return current_app.response_class(write(answer) + "\n", mimetype=current_app.json.mimetype)
+        return app.response_class(write(answer) + "\n", mimetype=app.json.mimetype)
     dump = dumper(schema_class) if paths is None else sparse_dumper(schema_class, paths)
-    return current_app.json.response(dump(answer))
+    return app.json.response(dump(answer))
