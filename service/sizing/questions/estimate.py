@@ -1,6 +1,7 @@
 """The whole estimate: memory, fit, plan, speed or training time, cost, the alternatives and
 the ranges, in one answer."""
 
+import functools
 from dataclasses import dataclass, replace
 
 from .. import defaults as d
@@ -21,7 +22,7 @@ from ..inputs import (
 )
 from ..memory import memory_breakdown
 from ..model import ModelSpec
-from ..plan import machine_slots
+from ..plan import Parallelism, machine_slots
 from ..precision import get_precision
 from ..summary import summarise
 from ..throughput import (
@@ -215,7 +216,14 @@ def _inference_alternative(model: ModelSpec, given: WorkloadInput, name: str, ca
     least, s = found
     own = speed is not None and s is serve.setup  # the answer's own format and plan: the answer's own speed
     return Alternative(label, least.cards, "decode_tokens_per_s_expected", speed if own else stream_speed(resolved, s),
-                       M.ALT_WEIGHTS(weights_bytes=breakdown.weights_bytes, plan=least.parallelism.said()))
+                       _weights_and_plan(breakdown.weights_bytes, least.parallelism))
+
+
+@functools.lru_cache(maxsize=1024)
+def _weights_and_plan(weights_bytes: int, plan: Parallelism) -> M.Message:
+    """An alternative's weights and plan, said once for each (the same few on every question of
+    a model on a card)."""
+    return M.ALT_WEIGHTS(weights_bytes=weights_bytes, plan=plan.said())
 
 
 def _fewer_cards(model, workload: Workload, hardware: HardwareInput, serve: Serving) -> Alternative:

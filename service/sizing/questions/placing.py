@@ -1,6 +1,7 @@
 """Placing a job on cards: the plan serving or training runs on the cards asked (or the least
 count), what the answer says about it, and the opening every question shares."""
 
+import functools
 from dataclasses import dataclass, replace
 
 from .. import defaults as d
@@ -256,6 +257,15 @@ def _fit_warnings(fit: FitAnswer, card: Card, notes: Notes) -> None:
         notes.warn(M.CLUSTER_COMPLEXITY(cards=d.CLUSTER_COMPLEXITY_CARDS))
 
 
+@functools.lru_cache(maxsize=256)
+def _tensor_plan_words(engine: str | None, heads: int | None, kv_heads: int | None, spread: bool) -> M.Message:
+    """Why the engine runs a tensor plan, said once per engine, heads and kind of plan (the same
+    words for every question of a model)."""
+    said_heads = M.kept(M.HEADS_COUNT, heads=heads, kv_heads=kv_heads) if heads else M.THE_HEADS()
+    return M.ENGINE_TENSOR_PLAN(engine=engine or M.ANY_SERVING_ENGINE(), heads=said_heads,
+                                across=M.EXPERT_PARALLELISM() if spread else M.PIPELINE_STAGES())
+
+
 def serving_plan_notes(model: ModelSpec, workload: Workload, placements: ServingPlacements,
                         shown: Placement, notes: Notes) -> None:
     """Say which plan the engine runs and why, and what it leaves on the table."""
@@ -267,10 +277,7 @@ def serving_plan_notes(model: ModelSpec, workload: Workload, placements: Serving
     elif engine.split == "layer":
         why = M.ENGINE_SPLITS_LAYERS(engine=name)
     else:
-        heads = M.kept(M.HEADS_COUNT, heads=model.attention_heads, kv_heads=model.resolved_kv_heads) \
-            if model.attention_heads else M.THE_HEADS()
-        why = M.ENGINE_TENSOR_PLAN(engine=name, heads=heads,
-                                   across=M.EXPERT_PARALLELISM() if par.expert > 1 else M.PIPELINE_STAGES())
+        why = _tensor_plan_words(workload.engine, model.attention_heads, model.resolved_kv_heads, par.expert > 1)
     notes.assume("parallelism", par.describe(), why)
     if shown.idle_cards:
         notes.warn(M.IDLE_CARDS_GIVE_PLAN(plan=par.said(), idle=shown.idle_cards, cards=shown.cards))
