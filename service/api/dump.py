@@ -11,6 +11,7 @@ Only the field types the answers use are compiled; any other raises at import, n
 something different.
 """
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
@@ -95,6 +96,7 @@ class Form:
     """What a compiled function makes of an answer, field by field: a dict (`DICT`, the dumper) or
     its JSON text (write.py). Each form keeps its functions, one per schema class, built once."""
 
+    name: str  # the form's name in its code's file name
     opening: str
     closing: str
 
@@ -109,6 +111,10 @@ class Form:
 
     def store(self, key: str, expression: str) -> str:
         """The statement that puts the value `expression` under `key` in `out`."""
+        raise NotImplementedError
+
+    def made(self, items: list[tuple[str, str]]) -> str:
+        """The expression of the whole answer from each key and the name holding its value."""
         raise NotImplementedError
 
     def expression(self, field: fields.Field, i: int, namespace: dict) -> str:
@@ -159,10 +165,13 @@ class Form:
 
 
 class _Dicts(Form):
-    opening, closing = "    out = {}", "    return out"
+    name, opening, closing = "dump", "    out = {}", "    return out"
 
     def store(self, key: str, expression: str) -> str:
         return f"out[{key!r}] = {expression}"
+
+    def made(self, items: list[tuple[str, str]]) -> str:
+        return "{" + ", ".join(f"{key!r}: {value}" for key, value in items) + "}"
 
     def expression(self, field: fields.Field, i: int, namespace: dict) -> str:
         convert = namespace[f"c{i}"] = _converter(field)
@@ -210,34 +219,52 @@ def _part_converter(name: str, field: fields.Field, below: tuple[str, ...]) -> C
     return lambda v: None if v is None else part(v)
 
 
-def _source(plan: list[tuple[str, str, str]], mapping: bool, form: Form, guarded: bool) -> str:
-    """Straight-line code that reads each attribute (a mapping's key, else the attribute, as
-    marshmallow's accessor does) and converts it: no per-field calls beyond the conversion. A
-    `guarded` one (an object's, of a schema without hooks) is the dumper itself: it hands any
-    type it has not been given before to the dispatch."""
+def _read(attribute: str, mapping: bool, present: frozenset[str]) -> tuple[list[str], bool]:
+    """The lines that set `v` to the attribute (a mapping's key, else the attribute, as
+    marshmallow's accessor reads it), and whether it is always there (never the marker M)."""
+    if attribute == SELF:  # a group of the answer's own fields: the nested schema reads the object
+        return ["    v = obj"], True
+    if attribute in present:  # a field every object of the answer's dataclass holds
+        return [f"    v = obj.{attribute}"], True
+    if "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
+        return [f"    v = walk(obj, {tuple(attribute.split('.'))!r})"], False
+    if mapping:
+        lines = [f"    v = obj.get({attribute!r}, M)"]
+        if hasattr(dict, attribute):
+            lines.append(f"    if v is M: v = getattr(obj, {attribute!r}, M)")
+        return lines, False
+    return [f"    v = getattr(obj, {attribute!r}, M)"], False
+
+
+def _source(plan: list[tuple[str, str, str]], mapping: bool, form: Form, present: frozenset[str] = frozenset(),
+            guard: str | None = None) -> str:
+    """Straight-line code that reads each attribute and converts it: no per-field calls beyond
+    the conversion. `present` are the attributes every object it is given holds (the fields of
+    the answer's dataclass); when every field is one, the answer is made in one expression. A
+    guarded function hands an object the guard (`obj.__class__ <guard>`) turns away to DISPATCH."""
     lines = ["def dump(obj):"]
-    if guarded:
-        lines.append("    if obj.__class__ not in OBJECTS: return DISPATCH(obj)")
+    if guard:
+        lines.append(f"    if obj.__class__ {guard}: return DISPATCH(obj)")
+    reads = [_read(attribute, mapping, present) for _, attribute, _ in plan]
+    if all(sure for _, sure in reads):
+        for i, ((_, _, expression), (read, _)) in enumerate(zip(plan, reads, strict=True)):
+            lines += [*read, f"    t{i} = {expression}"]
+        lines.append("    return " + form.made([(key, f"t{i}") for i, (key, _, _) in enumerate(plan)]))
+        return "\n".join(lines)
     lines.append(form.opening)
-    for key, attribute, expression in plan:
-        if attribute == SELF:  # a group of the answer's own fields: the nested schema reads the object
-            lines.append("    v = obj")
-        elif "." in attribute:  # a flattened answer's field: marshmallow's accessor, step by step
-            lines.append(f"    v = walk(obj, {tuple(attribute.split('.'))!r})")
-        elif mapping:
-            lines.append(f"    v = obj.get({attribute!r}, M)")
-            if hasattr(dict, attribute):
-                lines.append(f"    if v is M: v = getattr(obj, {attribute!r}, M)")
-        else:
-            lines.append(f"    v = getattr(obj, {attribute!r}, M)")
-        lines.append(f"    if v is not M: {form.store(key, expression)}")
+    for (key, _, expression), (read, sure) in zip(plan, reads, strict=True):
+        lines += read
+        lines.append(("    " if sure else "    if v is not M: ") + form.store(key, expression))
     lines.append(form.closing)
     return "\n".join(lines)
 
 
-def _compile(plan, namespace: dict, mapping: bool, form: Form, guarded: bool = False) -> Callable[[Any], Any]:
+def _compile(name: str, plan, namespace: dict, mapping: bool, form: Form, present: frozenset[str] = frozenset(),
+             guard: str | None = None) -> Callable[[Any], Any]:
+    """The code, named in tracebacks and profiles by its form and schema (`<write RangeSchema>`)."""
     namespace = {"M": _MISSING, "walk": _walk, **namespace}
-    exec(_source(plan, mapping, form, guarded), namespace)  # noqa: S102 - the code is built from field names only
+    where = f"<{form.name} {name}{' mapping' if mapping else ''}>"
+    exec(compile(_source(plan, mapping, form, present, guard), where, "exec"), namespace)  # noqa: S102 - from field names only
     return namespace["dump"]
 
 
@@ -262,6 +289,15 @@ def _dispatch(schema_class: type[Schema], hooks: list, compiled: dict[bool, Call
 
     dump.schema = schema_class  # type: ignore[attr-defined]  # the contract test checks against it
     return dump
+
+
+def _fields_held(schema_class: type[Schema]) -> tuple[type | None, frozenset[str]]:
+    """The dataclass an answer schema was read from (shapes.answer_schema) and the fields each of
+    its objects holds (those its __init__ sets); none for a hand-written schema."""
+    cls = getattr(schema_class, "answer", None)
+    if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
+        return None, frozenset()
+    return cls, frozenset(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 def _plan(schema: Schema, selection: dict[str, tuple[str, ...]] | None, form: Form) -> tuple[list, dict]:
@@ -299,11 +335,19 @@ def _build(schema_class: type[Schema], selection: dict[str, tuple[str, ...]] | N
     if selection is None:
         form.compiled[schema_class] = dump  # before the fields: a schema may nest itself
     plan, namespace = _plan(schema, selection, form)
-    compiled[True] = _compile(plan, namespace, True, form)
+    name = schema_class.__name__
+    compiled[True] = _compile(name, plan, namespace, True, form)
+    compiled[False] = _compile(name, plan, namespace, False, form)
     if hooks:
-        compiled[False] = _compile(plan, namespace, False, form)
         return dump
-    # Without hooks the object's code is the function itself, one call a nested answer, not two.
-    compiled[False] = guarded = _compile(plan, {**namespace, "OBJECTS": objects, "DISPATCH": dump}, False, form, True)
+    # Without hooks the object's code is the function itself, one call a nested answer, not two:
+    # for an answer schema, the code for its dataclass, which reads each field it holds directly;
+    # for another, the code for objects, taking the types the dispatch has been given.
+    cls, present = _fields_held(schema_class)
+    if cls is not None:
+        guarded = _compile(name, plan, {**namespace, "CLS": cls, "DISPATCH": dump}, False, form, present, "is not CLS")
+    else:
+        guarded = _compile(name, plan, {**namespace, "OBJECTS": objects, "DISPATCH": dump}, False, form,
+                           guard="not in OBJECTS")
     guarded.schema = schema_class  # type: ignore[attr-defined]
     return guarded

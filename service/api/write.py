@@ -78,11 +78,20 @@ def _number(text: str) -> str:
 _NUMBER = '(t if "." in (t := format({}, ".12g")) and "e" not in t else N(t))'
 
 
+def _braced(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 class _Text(Form):
-    opening, closing = "    out = []", '    return "{" + ",".join(out) + "}"'
+    name, opening, closing = "write", "    out = []", '    return "{" + ",".join(out) + "}"'
 
     def store(self, key: str, expression: str) -> str:
         return f"out.append({STRING(key) + ':'!r} + ({expression}))"
+
+    def made(self, items: list[tuple[str, str]]) -> str:
+        # one f-string: the keys' JSON as its text (braces doubled), each value's text a field of it
+        text = ",".join(f"{_braced(STRING(key))}:{{{value}}}" for key, value in items)
+        return "f" + repr("{{" + text + "}}")
 
     def expression(self, field: fields.Field, i: int, namespace: dict) -> str:
         if isinstance(field, Scaled):

@@ -8,13 +8,14 @@ targets, custom cards and hf_config models, the catalog, the decisions.
 
 import inspect
 import json
+from dataclasses import dataclass, field
 
 import pytest
 from marshmallow import fields
 
 from service.api import operations, resources, schemas, write
 from service.api.dump import dumper, sparse_dumper
-from service.api.shapes import Num
+from service.api.shapes import Num, answer_schema
 from service.app import create_app
 
 QUESTIONS = [
@@ -134,7 +135,8 @@ def test_a_field_type_without_a_compiled_form_is_refused():
 
 
 FORMS = [pytest.param(dumper, lambda value: value, id="dumper"),
-         pytest.param(write.writer, lambda value: json.dumps(value, separators=(",", ":")), id="writer")]
+         pytest.param(write.writer, lambda value: json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+                      id="writer")]
 
 
 @pytest.mark.parametrize(("compiled", "as_made"), FORMS)
@@ -187,3 +189,30 @@ def test_a_dumper_whose_build_failed_is_not_kept_half_built(compiled):
     for _ in range(2):  # the second time fails the same way, not with the half-built dumper's KeyError
         with pytest.raises(TypeError, match="DateTime"):
             compiled(odd)
+
+
+@dataclass(frozen=True)
+class _Held:
+    low: float
+    high: float | None
+    label: str
+    later: int = field(init=False, default=7)  # not set by __init__: read as any attribute is
+
+
+_HeldSchema = answer_schema(_Held, "DumpHeld", show="low high label later")
+
+
+class _Lookalike:  # another type with some of the same attributes: what it lacks is left out
+    low, label = 1 / 3, "x"
+
+
+@pytest.mark.parametrize(("compiled", "as_made"), FORMS)
+@pytest.mark.parametrize("obj", [_Held(1 / 3, None, "a\u00e9"), {"low": 2.5, "label": "b"}, _Lookalike()],
+                         ids=["the answer's dataclass", "a mapping", "another type"])
+def test_an_answer_schema_reads_its_dataclass_directly_and_anything_else_as_marshmallow_does(compiled, as_made, obj):
+    """The code for the dataclass an answer schema was read from reads each field its __init__
+    sets without asking whether it is there; any other object or a mapping goes through the
+    dispatch, which leaves out what it lacks, as marshmallow does."""
+    made = compiled(_HeldSchema)
+    assert made(obj) == as_made(_HeldSchema().dump(obj))
+    assert made(obj) == made(obj)  # the second time through the kept form for its type
