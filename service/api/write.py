@@ -78,6 +78,13 @@ def _number(text: str) -> str:
 _NUMBER = '(t if "." in (t := format({}, ".12g")) and "e" not in t else N(t))'
 
 
+# A message's kept JSON, or _said (which writes and keeps it, and refuses what is not a message).
+_SAID = '((({0}).__dict__.get("_json_text") if ({0}).__class__ is MESSAGE else None) or S({0}))'
+# _value's plain types written in place, any other value through it.
+_VALUE = ('T(v) if (k := v.__class__) is str else I(v) if k is int else F(v) if k is float and v - v == 0.0 '
+          'else E(v)')
+
+
 def _braced(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
@@ -100,7 +107,7 @@ class _Text(Form):
         if isinstance(field, Num):
             return '"null" if v is None else ' + _NUMBER.format("v")
         if isinstance(field, Said):
-            return "S(v)"
+            return _SAID.format("v")
         if isinstance(field, fields.Integer):
             return '"null" if v is None else I(int(v))'
         if isinstance(field, fields.String):
@@ -117,7 +124,9 @@ class _Text(Form):
             namespace[f"w{i}"] = self.of(type(field.inner.schema))
             return f'"null" if v is None else "[" + ",".join([w{i}(x) for x in v]) + "]"'
         if isinstance(field, fields.List) and isinstance(field.inner, Said):
-            return '"null" if v is None else "[" + ",".join([S(x) for x in v]) + "]"'
+            return '"null" if v is None else "[" + ",".join([' + _SAID.format("x") + ' for x in v]) + "]"'
+        if type(field) is fields.Raw:  # a value of any JSON type: the plain ones written here
+            return _VALUE
         namespace[f"c{i}"] = _converter(field)  # any other: its dumped value as the encoder writes it
         return f"E(c{i}(v))"
 
@@ -131,7 +140,8 @@ class _Text(Form):
         return f'"null" if v is None else w{i}(v)'
 
     def helpers(self) -> dict:
-        return {"N": _number, "S": _said, "I": int.__repr__, "T": STRING, "E": _value}
+        return {"N": _number, "S": _said, "I": int.__repr__, "T": STRING, "E": _value, "F": float.__repr__,
+                "MESSAGE": Message}
 
 
 TEXT = _Text()

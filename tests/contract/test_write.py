@@ -100,3 +100,16 @@ def test_with_other_json_settings_the_answer_is_dumped_and_jsonified():
     assert texts["indented"].startswith('{\n  "model": {\n    "name": "Llama-3.1-8B"')
     assert texts["ordered"].startswith('{"fit":{"card_memory_bytes":')
     assert json.loads(texts["compact"]) == json.loads(texts["indented"]) == json.loads(texts["ordered"])
+
+
+@pytest.mark.parametrize("value", [True, False, None, 3, -0.0, 2.5, 1e16, "z\u00e9", [1, "a"], {"k": 1.5}],
+                         ids=repr)
+def test_a_value_of_any_json_type_is_written_as_the_provider_encodes_it(value):
+    answer = {"value": value}
+    assert writer(NOTED)(answer) == _encoded(dumper(NOTED)(answer))
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, [math.inf]], ids=repr)
+def test_a_value_that_is_not_finite_is_refused_as_the_provider_refuses_it(value):
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        writer(NOTED)({"value": value})
