@@ -122,7 +122,7 @@ class _Text(Form):
             return f'"null" if v is None else w{i}(v)'
         if isinstance(field, fields.List) and isinstance(field.inner, fields.Nested) and not field.inner.many:
             namespace[f"w{i}"] = self.of(type(field.inner.schema))
-            return f'"null" if v is None else "[" + ",".join([w{i}(x) for x in v]) + "]"'
+            return f'"null" if v is None else "[" + ",".join(map(w{i}, v)) + "]"'
         if isinstance(field, fields.List) and isinstance(field.inner, Said):
             return '"null" if v is None else "[" + ",".join([' + _SAID.format("x") + ' for x in v]) + "]"'
         if type(field) is fields.Raw:  # a value of any JSON type: the plain ones written here
@@ -136,7 +136,7 @@ class _Text(Form):
             namespace[f"a{i}"] = field.absent
             return f'"null" if a{i}(v) else w{i}(v)'
         if isinstance(field, fields.List):
-            return f'"null" if v is None else "[" + ",".join([w{i}(x) for x in v]) + "]"'
+            return f'"null" if v is None else "[" + ",".join(map(w{i}, v)) + "]"'
         return f'"null" if v is None else w{i}(v)'
 
     def helpers(self) -> dict:

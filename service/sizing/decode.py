@@ -17,7 +17,7 @@ from . import links as ln
 from . import weights
 from .cards import Card
 from .engines import Engine
-from .frozen import evolve, stores_fields
+from .frozen import cached, evolve, stores_fields
 from .links import ACTIVATION_BYTES, Fabric
 from .memory import MemoryBreakdown
 from .model import ModelSpec
@@ -51,7 +51,7 @@ class Deployment:
     ideal: bool = False  # the roofline ceiling: no fixed costs, full bandwidth and peak
     priced: bool = True  # False: a given efficiency stands for everything, no fixed costs added
 
-    @functools.cached_property
+    @cached
     def rates(self) -> "_Rates":
         """What every step of this deployment shares, worked out on its first step (what the
         model, its format and its stages set, once for every deployment of them)."""
@@ -94,7 +94,7 @@ class Deployment:
         kept = made._costs() if changes.keys() - {"breakdown"} else {}
         if "breakdown" in changes:
             kept.update(made._kv(changes["breakdown"]))
-        made.__dict__["rates"] = evolve(self.rates, **kept)  # as functools.cached_property keeps it
+        made.__dict__["rates"] = evolve(self.rates, **kept)  # as frozen.cached keeps it
         return made
 
     def read_split(self, tokens: int) -> tuple[int, int]:

@@ -5,7 +5,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -24,7 +24,7 @@ def evolve(obj: T, **changes: Any) -> T:
     (no __post_init__, every field taken by __init__): the same object, made by copying the old
     one's field values instead of calling __init__ with every one of them (a frozen dataclass's
     __init__ sets each through object.__setattr__: 3-8 us for 15-25 fields). What the old object
-    cached beside its fields (functools.cached_property) is not copied: it was worked out from
+    cached beside its fields (frozen.cached) is not copied: it was worked out from
     the old values."""
     cls: type = type(obj)
     names = _field_names(cls)
@@ -112,7 +112,7 @@ R = TypeVar("R")
 
 def kept_by_argument(fn: Callable[[T, K], R]) -> Callable[[T, K], R]:
     """fn(obj, key) worked out once per object and key, and kept in the object's __dict__ (as
-    functools.cached_property keeps what it works out): a deployment's prefill by prompt, a
+    frozen.cached keeps what it works out): a deployment's prefill by prompt, a
     copy's step by batch, a fabric's scaled ends. The memo goes with the object; evolve does not
     copy it to another."""
     slot = f"_kept_{fn.__name__}"
@@ -125,3 +125,31 @@ def kept_by_argument(fn: Callable[[T, K], R]) -> Callable[[T, K], R]:
         return memo[key]
 
     return kept
+
+
+class cached(Generic[R]):  # noqa: N801 - a decorator, named as functools.cached_property is
+    """functools.cached_property without its lock: a value worked out from a frozen object's
+    fields, once, and kept in the object's __dict__. Python 3.11's holds one lock per property,
+    for every object of the class, while the value is worked out: under gunicorn's threads every
+    deployment's rates waited on every other's (3.12 dropped the lock). Two threads that meet on
+    one new object may both work the value out; it is the same value."""
+
+    def __init__(self, func: Callable[[Any], R]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> "cached[R]": ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> R: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> "R | cached[R]":
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.func(instance)  # read from the __dict__ from then on
+        return value

@@ -24,6 +24,8 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .frozen import cached
+
 # What a language's catalog holds: English -> its sentence, or its sentences by plural form.
 Translations = Mapping[str, "str | Forms"]
 
@@ -106,11 +108,11 @@ class Template:
             return self.one
         return self.english
 
-    @functools.cached_property
+    @cached
     def fields(self) -> frozenset[str]:
         return _compiled(self.english)[2]
 
-    @functools.cached_property
+    @cached
     def ordered_fields(self) -> tuple[str, ...]:
         """The parameters in the order the English names them first (a set's order changes from
         one process to the next, as text hashes do)."""

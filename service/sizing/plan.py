@@ -23,7 +23,7 @@ from . import defaults as d
 from . import messages as M
 from .cards import Card
 from .errors import InvalidInputError
-from .frozen import stores_fields
+from .frozen import cached, stores_fields
 from .host import rack_domain
 from .model import ModelSpec
 
@@ -82,7 +82,7 @@ class Parallelism:
         are the same objects for every answer) and kept with it."""
         return self._words
 
-    @functools.cached_property
+    @cached
     def _words(self) -> M.Message:
         parts = [M.PLAN_DEGREE[name](degree=getattr(self, name))
                  for name in ("tensor", "pipeline", "expert", "data", "replicas") if getattr(self, name) > 1]

@@ -13,7 +13,7 @@ from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, StepTime, attention_flops_per_token, decode_step, step_time
 from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
-from .frozen import evolve, kept_by_argument, stores_fields
+from .frozen import cached, evolve, kept_by_argument, stores_fields
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
 from .memory import MemoryBreakdown, memory_breakdown
@@ -241,15 +241,15 @@ class Setup:
     def engine(self) -> Engine:
         return self.typical.engine
 
-    @functools.cached_property
+    @cached
     def low(self) -> Deployment:
         return self._end(self.efficiency.low, self.compute.low, OVERHEAD_RANGE[0])
 
-    @functools.cached_property
+    @cached
     def high(self) -> Deployment:
         return self._end(self.efficiency.high, self.compute.high, OVERHEAD_RANGE[2])
 
-    @functools.cached_property
+    @cached
     def ideal(self) -> Deployment:
         return self.typical.varied(ideal=True)
 
@@ -681,11 +681,11 @@ class CapacityCopy:
         """The largest batch that fits and the engine allows."""
         return min(self.most, self.cap) if self.cap else self.most
 
-    @functools.cached_property
+    @cached
     def _typical(self) -> Deployment:
         return self._live(self.setup.typical)
 
-    @functools.cached_property
+    @cached
     def _ends(self) -> tuple[Deployment, Deployment]:
         return self._live(self.setup.low), self._live(self.setup.high)
 
@@ -719,7 +719,7 @@ class CapacityCopy:
         queued_s = requests / completed_per_s - self.output * point.step_s
         return max(self._prefill_queue_s(requests, point), queued_s)
 
-    @functools.cached_property
+    @cached
     def _full(self) -> CapacityPoint:
         return self.at(None)
 

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from service.sizing.catalog import get_card, get_model
-from service.sizing.frozen import evolve, keeps_hash
+from service.sizing.frozen import cached, evolve, keeps_hash
 from service.sizing.inputs import Notes, WorkloadInput, resolve_workload
 from service.sizing.links import fabric_for
 from service.sizing.memory import memory_breakdown
@@ -218,3 +218,57 @@ def test_a_kept_hash_is_the_fields_hash_and_not_carried_by_a_copy():
         assert "_hash" not in copied.__dict__ and copied == made and hash(copied) == hash(made)
     with pytest.raises(TypeError, match="keeps_hash"):
         keeps_hash(dataclasses.make_dataclass("Loose", [("name", str)]))
+
+
+def test_a_cached_value_is_worked_out_once_per_object_and_read_from_it_after():
+    calls = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Box:
+        side: float
+
+        @cached
+        def area(self) -> float:
+            """The side squared."""
+            calls.append(self.side)
+            return self.side**2
+
+    first, second = Box(2.0), Box(3.0)
+    assert (first.area, first.area, second.area) == (4.0, 4.0, 9.0)
+    assert calls == [2.0, 3.0] and first.__dict__["area"] == 4.0  # kept in the frozen object itself
+    assert isinstance(Box.area, cached) and Box.area.__doc__ == "The side squared."
+    assert evolve(first, side=5.0).area == 25.0  # a copy works it out from its own fields
+
+
+def test_a_cached_value_is_worked_out_without_a_lock_another_thread_waits_on():
+    """functools.cached_property (3.11) held one lock per property, for every object of the
+    class, while it worked a value out: a thread working out one object's value held up every
+    other thread that wanted another object's. Here one object's value waits for a second thread
+    to work out another's, which it could not while the first held the lock."""
+    import threading
+
+    started, other_done, waited = threading.Event(), threading.Event(), []
+
+    @dataclasses.dataclass(frozen=True)
+    class Slow:
+        name: str
+
+        @cached
+        def value(self) -> str:
+            if self.name == "first":
+                started.set()
+                if not other_done.wait(timeout=2):
+                    waited.append("the other object's value waited on this one's")
+            return self.name
+
+    first, other = Slow("first"), Slow("other")
+    thread = threading.Thread(target=lambda: first.value)
+    thread.start()
+    try:
+        assert started.wait(timeout=5)
+        assert other.value == "other"
+        other_done.set()
+    finally:
+        other_done.set()
+        thread.join(timeout=10)
+    assert not thread.is_alive() and not waited and first.__dict__["value"] == "first"
