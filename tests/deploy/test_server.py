@@ -11,6 +11,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+import service
+
 from . import delay_app
 from . import server as srv
 
@@ -54,7 +56,7 @@ def test_the_request_counter_sums_to_what_was_sent_across_workers(server):
     assert samples(server.base, "sizing_http_request_duration_seconds_count", **route) == \
         samples(server.base, "sizing_http_requests_total", **route)
     assert samples(server.base, "sizing_estimates_total", endpoint="throughput", line="consumer") >= sent
-    assert samples(server.base, "sizing_build_info") == 1
+    assert samples(server.base, "sizing_build_info", version=service.__version__) == 1  # the release it serves
 
 
 def test_request_id_is_taken_echoed_and_logged_as_json(server):
