@@ -15,8 +15,10 @@ start: a bad file stops the start with its file and line, and every worker (thos
 and any that replaces a dead one) serves what the master read, whatever the file on disk says
 later. A SIGHUP reads it again and keeps the old catalog if the new file is bad.
 
-The worker is gthread with each request read whole before a thread takes it
-(service/gunicorn_worker.py): a client that sends its request slowly holds no thread.
+The worker is uvicorn's event loop with llhttp's parser (service/front/worker.py): each request
+is read whole within the front door's limits (service/front/limits.py, SIZING_* variables)
+before one of the worker's THREADS threads runs the app, so a slow or idle client holds no
+thread and cannot stop a worker.
 """
 
 import atexit
@@ -41,8 +43,8 @@ def _int(name: str, default: int) -> int:
 
 wsgi_app = "service.wsgi:app"
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int('PORT', 8000)}"
-# gthread, with requests buffered in the worker's main loop (slow clients hold no thread).
-worker_class = "service.gunicorn_worker.BufferingThreadWorker"
+# uvicorn's loop and llhttp in front, the app in THREADS threads behind (service/front).
+worker_class = "service.front.worker.FrontWorker"
 workers = _int("WORKERS", 2)
 threads = _int("THREADS", 4)
 # An estimate takes microseconds; a request still running after 30 s means a stuck worker.
@@ -132,11 +134,7 @@ SWITCH_INTERVAL_S = 0.0005
 
 
 def post_fork(server, worker):
-    """gunicorn's own error pages (a request line too long, a malformed header) as problem+json;
-    the worker's threads switching every SWITCH_INTERVAL_S."""
-    from service.gunicorn_errors import install
-
-    install()
+    """The worker's threads (its event loop's and the app's) switching every SWITCH_INTERVAL_S."""
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 

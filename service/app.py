@@ -8,13 +8,15 @@ from .api.cache import init_cache
 from .api.catalogs import init_catalogs
 from .api.errors import register_errors
 from .api.jsonio import StrictJSONProvider
+from .front.limits import MAX_BODY_BYTES as FRONT_MAX_BODY_BYTES
 from .limits import init_limits
 from .logs import init_access_log
 from .metrics import init_metrics
 from .security import init_security, spared
 
-# Sizing requests are small; a batch of a thousand items stays well under this.
-MAX_BODY_BYTES = 1 << 20
+# The front door refuses a larger body before it is read; the app refuses one that reaches it
+# another way (the test client, another WSGI server) the same.
+MAX_BODY_BYTES = FRONT_MAX_BODY_BYTES
 
 # The API's paths carry its major version (/v1/estimate). The unversioned paths of 0.x answer the
 # same and are deprecated (RFC 9745's Deprecation header, a Link to the successor); the probes,

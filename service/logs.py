@@ -20,6 +20,7 @@ class JsonFormatter(json.JsonFormatter):
 
     def process_log_record(self, log_record: dict) -> dict:
         log_record["level"] = log_record["level"].lower()
+        log_record.pop("color_message", None)  # uvicorn's copy of the message for a terminal
         return log_record
 
 

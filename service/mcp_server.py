@@ -35,17 +35,23 @@ whatever a caller opens (a flag, or the environment variable beside it; a flag w
                                         (DNS rebinding included) from calling the tools with its
                                         visitor's network position.
 --max-connections  MCP_MAX_CONNECTIONS  open connections (default 256). A connection past it closes
-                                        the longest-idle one, or is answered 503 and closed when every
-                                        one is serving a request.
---max-requests     MCP_MAX_REQUESTS     /mcp requests in flight, those whose caller left included
-                                        (default 16); past it, 503 with Retry-After.
+                                        the longest-idle one, or is answered 503 (problem+json) and
+                                        closed when every one is serving a request.
+--max-requests     MCP_MAX_REQUESTS     /mcp requests in flight, counted from the end of their body,
+                                        those whose caller left included (default 16); past it, 503
+                                        with Retry-After. A body still arriving takes no slot.
 --body-timeout     MCP_BODY_TIMEOUT_S   seconds an /mcp request's body may take to arrive (default 10),
-                                        then 408: a body sent slowly, or never, holds a request slot
-                                        that long at most.
+                                        then 408: a body sent slowly, or never, is held that long at
+                                        most.
 --idle-timeout     MCP_IDLE_TIMEOUT_S   seconds a connection may wait without a request in progress,
                                         before its first one or between two (default 5), then closed.
 --max-body         MCP_MAX_BODY_BYTES   the largest /mcp body (default 1 MiB, the API's own limit);
                                         past it, 413.
+
+The connections are the service's front door's (service/front): llhttp parses, a head must be
+whole within 10 s of its first byte (408), one peer address holds at most 64 connections, 16
+bodies arriving at once and 8 MiB of bodies (503 past either), and an answer the caller does not
+read is dropped after 10 s.
 
 Refusals are small JSON bodies, made before the SDK sees the request. Stateless with JSON
 replies, the server never sends a message of its own, so GET /mcp (a stream for such messages)
@@ -53,14 +59,12 @@ would only hold memory: it, and every method but POST, is 405 with Allow: POST.
 """
 
 import argparse
-import asyncio
 import http.cookiejar
 import logging
 import math
 import os
 import re
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,8 +83,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+from .front.door import BodyHolds, Problem, read_body
+from .front.limits import FrontLimits
+from .front.protocol import guarded_protocol
 from .tools import ToolArgumentError, ToolOperation, ToolRequest, request_for, tool_answer, tools_from_spec
 
 Json = dict[str, Any]
@@ -252,10 +258,6 @@ HOST_EXEMPT = frozenset({"/healthz"})
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 # name[:port]: a bracketed IPv6 address or a name without colons; anything else is no host at all.
 HOST_PORT = re.compile(r"(\[[0-9a-f:.]+\]|[^:\[\]/@\s]+)(?::(\d{1,5}))?")
-# What a connection past --max-connections hears, when every open one is serving a request.
-BUSY_BODY = b'{"error": "too many connections"}'
-BUSY_REPLY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-              b"content-length: %d\r\nretry-after: 1\r\nconnection: close\r\n\r\n%s" % (len(BUSY_BODY), BUSY_BODY))
 Host = tuple[str, int | None]  # a port of None: any port
 
 
@@ -325,15 +327,19 @@ def origin_list(text: str) -> tuple[str, ...]:
 
 class Guard:
     """The checks in front of the SDK, made before it sets up anything for a request: the Host
-    and the Origin against the allow-lists, POST only on /mcp, at most max_requests /mcp
-    requests in flight (counted until the app returns, so a caller who left still counts while
-    its call runs), and each one's body whole within max_body_bytes and body_timeout_s. The
-    SDK's own Host/Origin check is off in http_app: it answers in plain text, compares
-    case-sensitively, only runs once the SDK has started a server task for the request, and
-    would refuse the names configured here when the bind is loopback."""
+    and the Origin against the allow-lists, POST only on /mcp, each body whole within
+    max_body_bytes and body_timeout_s (the front door's read_body: bodies still arriving are
+    bounded per peer address, in number and bytes), then at most max_requests /mcp requests in
+    flight (counted from the body's end until the app returns, so a caller who left still counts
+    while its call runs, and a slow body never takes a slot). The SDK's own Host/Origin check is
+    off in http_app: it answers in plain text, compares case-sensitively, only runs once the SDK
+    has started a server task for the request, and would refuse the names configured here when
+    the bind is loopback."""
 
     def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
         self.app, self.settings = app, settings
+        self.limits = front_limits(settings)
+        self.holds = BodyHolds(self.limits)
         self.in_flight = 0
         self.warned: set[str] = set()
 
@@ -351,37 +357,35 @@ class Guard:
         if scope["path"] != MCP_PATH:
             await self.app(scope, receive, send)
             return
-        self.in_flight += 1
-        try:
-            await self._mcp(scope, receive, send)
-        finally:
-            self.in_flight -= 1
+        await self._mcp(scope, receive, send)
 
     async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """/mcp, its body read first and handed on whole (a slot is taken while it arrives, so
-        that partial bodies are bounded by max_requests too)."""
-        body = await self._body(receive)
-        if isinstance(body, JSONResponse):
-            await body(scope, receive, send)
-            return
+        """/mcp, its body read whole first and handed on whole, then a slot in flight."""
+        peer = scope["client"][0] if scope.get("client") else "-"
+        with self.holds.hold(peer) as hold:
+            body = await read_body(scope, receive, hold, self.limits)
+            if body is None:  # the caller left
+                return
+            if isinstance(body, Problem):
+                await JSONResponse({"error": BODY_REFUSALS.get(body.status, body.detail)}, body.status,
+                                   headers={"Connection": "close", **({"Retry-After": str(body.retry_after_s)}
+                                                                     if body.retry_after_s else {})})(
+                    scope, receive, send)
+                return
+            if self.in_flight >= self.settings.max_requests:
+                await JSONResponse({"error": "too many requests in flight"}, 503,
+                                   headers={"Retry-After": "1"})(scope, receive, send)
+                return
+            whole: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
-        async def replay() -> Message:
-            return body.pop(0) if body else await receive()
+            async def replay() -> Message:
+                return whole.pop() if whole else await receive()
 
-        await self.app(scope, replay, send)
-
-    async def _body(self, receive: Receive) -> list[Message] | JSONResponse:
-        messages, size = [], 0
-        with anyio.move_on_after(self.settings.body_timeout_s):
-            while True:
-                message = await receive()
-                messages.append(message)
-                size += len(message.get("body", b""))
-                if size > self.settings.max_body_bytes:
-                    return JSONResponse({"error": "body too large"}, 413, headers={"Connection": "close"})
-                if message["type"] != "http.request" or not message.get("more_body", False):
-                    return messages  # whole, or the caller left (the app hears it)
-        return JSONResponse({"error": "body not received in time"}, 408, headers={"Connection": "close"})
+            self.in_flight += 1
+            try:
+                await self.app(scope, replay, send)
+            finally:
+                self.in_flight -= 1
 
     def _refusal(self, scope: Scope) -> JSONResponse | None:
         headers, path = Headers(scope=scope), scope["path"]
@@ -393,11 +397,6 @@ class Guard:
             return None
         if scope["method"] != "POST":  # no server-initiated messages, so no GET stream to open
             return JSONResponse({"error": "method not allowed: POST only"}, 405, headers={"Allow": "POST"})
-        declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.settings.max_body_bytes:  # refused before it is read
-            return JSONResponse({"error": "body too large"}, 413, headers={"Connection": "close"})
-        if self.in_flight >= self.settings.max_requests:
-            return JSONResponse({"error": "too many requests in flight"}, 503, headers={"Retry-After": "1"})
         return None
 
     def _refuse(self, status: int, error: str, value: str | None, setting: str) -> JSONResponse:
@@ -405,72 +404,21 @@ class Guard:
         # a caller can make as many of as it likes, are debug lines
         level = logging.DEBUG if error in self.warned else logging.WARNING
         self.warned.add(error)
-        log.log(level, "refused a request: %s (%r); %s lists what is answered", error, value, setting)
+        log.log(level, "refused a request: %s (%r); %s lists what is answered", error, value[:200] if value else value,
+                setting)
         return JSONResponse({"error": error}, status)
 
 
-class CappedProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
-    """uvicorn's HTTP protocol with the bounds uvicorn lacks. uvicorn closes a keep-alive
-    connection after a response, but never one that has sent no request or only part of one; and
-    its limit_concurrency still accepts every connection, then answers 503 to every request,
-    /healthz's too, for as long as idle ones are held. Here a connection without a request in
-    progress is closed after idle_timeout_s, and a connection past max_connections closes the
-    longest-idle one (HTTP lets a server close an idle connection), or is answered 503 and closed
-    when every open one is serving a request. So idle sockets cost a caller its own sockets, not
-    the server's memory, and cannot keep a new caller (or the kubelet) out. capped_protocol
-    sets the two bounds."""
-
-    max_connections = 256
-    idle_timeout_s = 5.0
-    idle_since = 0.0
-    idle_timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
-        if not self._make_room():
-            transport.write(BUSY_REPLY)
-            transport.close()
-            return
-        self._idle()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._idle()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.idle_timer is not None:
-            self.idle_timer.cancel()
-        super().connection_lost(exc)
-
-    def busy(self) -> bool:
-        return self.cycle is not None and not self.cycle.response_complete
-
-    def _idle(self) -> None:
-        if self.idle_timer is not None:
-            self.idle_timer.cancel()
-        self.idle_since = time.monotonic()
-        if not self.transport.is_closing():
-            self.idle_timer = self.loop.call_later(self.idle_timeout_s, self._expire)
-
-    def _expire(self) -> None:
-        if not self.busy():  # one serving a request is left to finish; its response re-arms this
-            self.transport.close()
-
-    def _make_room(self) -> bool:
-        others = [c for c in self.connections if c is not self and not c.transport.is_closing()]
-        if len(others) < self.max_connections:
-            return True
-        idle = [c for c in others if not c.busy()]
-        if not idle:
-            return False
-        min(idle, key=lambda c: c.idle_since).transport.close()
-        return True
+# What a caller hears when its /mcp body is refused, by status (the front door's reasons, said the
+# way this server says its refusals).
+BODY_REFUSALS = {413: "body too large", 408: "body not received in time"}
 
 
-def capped_protocol(max_connections: int, idle_timeout_s: float) -> type[asyncio.Protocol]:
-    """The protocol class uvicorn is given (it makes one per connection, so the bounds are the
-    class's)."""
-    return type("Capped", (CappedProtocol,), {"max_connections": max_connections, "idle_timeout_s": idle_timeout_s})
+def front_limits(settings: HttpSettings) -> FrontLimits:
+    """The front door's bounds for the MCP server: its connections, its idle and body timeouts
+    and its largest body; the rest as the service's workers have them."""
+    return FrontLimits(max_connections=settings.max_connections, idle_timeout_s=settings.idle_timeout_s,
+                       body_timeout_s=settings.body_timeout_s, max_body_bytes=settings.max_body_bytes)
 
 
 def http_app(server: Server, backend: InProcess | Remote, settings: HttpSettings | None = None) -> Any:
@@ -554,8 +502,8 @@ def main(argv: list[str] | None = None, *, serve: Callable[..., Any] = uvicorn.r
             log.warning("SIZING_API_KEY is ignored over HTTP: each caller sends its own key")
         settings = http_settings(args)
         app = http_app(build_server(backend, structured=args.structured), backend, settings)
-        serve(app, host=args.host, port=args.port,
-              log_level="warning", ws="none", http=capped_protocol(settings.max_connections, settings.idle_timeout_s),
+        serve(app, host=args.host, port=args.port, log_level="warning", ws="none", proxy_headers=False,
+              server_header=False, http=guarded_protocol(front_limits(settings)),
               timeout_keep_alive=settings.idle_timeout_s)
         return
     anyio.run(_stdio, build_server(backend, api_key=api_key, structured=args.structured))

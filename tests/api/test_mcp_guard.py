@@ -26,15 +26,15 @@ from werkzeug.serving import make_server
 
 from service.api.ops import spec_text
 from service.app import create_app
+from service.front.limits import FrontLimits
+from service.front.protocol import guarded_protocol
 from service.mcp_server import (
-    BUSY_REPLY,
     Guard,
     HttpSettings,
     InProcess,
     Remote,
     _service_ready,
     build_server,
-    capped_protocol,
     host_list,
     http_app,
     main,
@@ -93,7 +93,8 @@ class Said:
         return json.loads(self.body)
 
 
-async def ask(app, method="POST", path="/mcp", headers=None, chunks=(b"{}",), complete=True, then=None):
+async def ask(app, method="POST", path="/mcp", headers=None, chunks=(b"{}",), complete=True, then=None,
+              client=("127.0.0.1", 40000)):
     """One request through `app`, as a server hands it over: the body in `chunks`, the last one
     ending it when `complete`. After them receive() returns `then`, or else, the body complete, the
     caller leaving, and the body incomplete, nothing ever (a caller who stalls)."""
@@ -101,7 +102,7 @@ async def ask(app, method="POST", path="/mcp", headers=None, chunks=(b"{}",), co
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
              "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
              "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-             "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8001)}
+             "client": client, "server": ("127.0.0.1", 8001)}
     messages = [{"type": "http.request", "body": c, "more_body": not complete or i < len(chunks) - 1}
                 for i, c in enumerate(chunks)]
     said = Said(0, {}, b"")
@@ -241,7 +242,7 @@ def test_a_request_whose_app_fails_gives_its_slot_back():
     run(test)
 
 
-def test_the_body_is_read_whole_then_handed_on_and_the_caller_is_heard_after_it():
+def test_the_body_is_read_whole_then_handed_on_in_one_piece_and_the_caller_is_heard_after_it():
     heard = []
 
     async def app(scope, receive, send):
@@ -256,7 +257,7 @@ def test_the_body_is_read_whole_then_handed_on_and_the_caller_is_heard_after_it(
         guard = Guard(app, SETTINGS)
         said = await ask(guard, chunks=(b"a" * 40, b"b" * 40, b"c" * 20))  # exactly max_body_bytes
         assert said.status == 204
-        assert heard == [b"a" * 40, b"b" * 40, b"c" * 20, "http.disconnect"]
+        assert heard == [b"a" * 40 + b"b" * 40 + b"c" * 20, "http.disconnect"]
     run(test)
 
 
@@ -291,14 +292,34 @@ def test_a_body_that_stalls_is_408_after_the_body_timeout_and_frees_its_slot():
     run(test)
 
 
-def test_a_caller_who_leaves_mid_body_is_handed_on_and_the_app_hears_it_leave():
+def test_a_caller_who_leaves_mid_body_reaches_no_app_and_takes_no_slot():
     async def test():
         inner = Inner()
         guard = Guard(inner, SETTINGS)
         started = time.monotonic()
         said = await ask(guard, chunks=(b'{"part',), complete=False, then={"type": "http.disconnect"})
         assert time.monotonic() - started < SETTINGS.body_timeout_s  # not held to the body timeout
-        assert said.status == 200 and inner.seen == [("http", "POST", "/mcp", b'{"part', "left")]
+        assert said.status == 0 and inner.seen == [] and guard.in_flight == 0  # no one to answer
+        assert guard.holds.total == 0 and not guard.holds.arriving
+    run(test)
+
+
+def test_bodies_still_arriving_take_no_slot_and_are_capped_per_address():
+    async def test():
+        inner = Inner()
+        guard = Guard(inner, SETTINGS)  # max_requests=1; 16 bodies arriving per address
+        async with anyio.create_task_group() as tg:
+            for _ in range(16):
+                tg.start_soon(lambda: ask(guard, chunks=(b"{",), complete=False))
+            for _ in range(16):  # each task started and waiting for the rest of its body
+                await anyio.sleep(0)
+            assert guard.in_flight == 0 and guard.holds.arriving["127.0.0.1"] == 16
+            refused = await ask(guard, chunks=(b"{",), complete=False)
+            assert refused.status == 503 and refused.headers["retry-after"] == "1"
+            assert "arriving at once" in refused.json()["error"]
+            other = await ask(guard, chunks=(b"{}",), client=("10.0.0.9", 1))  # another address: answered
+            assert other.status == 200
+            tg.cancel_scope.cancel()
         assert guard.in_flight == 0
     run(test)
 
@@ -407,7 +428,7 @@ def test_every_http_setting_comes_from_its_variable_and_a_flag_wins(no_service_e
                             body_timeout_s=2.5, max_body_bytes=4096, idle_timeout_s=7.0, max_connections=40)
     served, settings = served_by(["--http", "--port", "8124"])
     assert settings == from_env
-    assert served["http"].max_connections == 40 and served["http"].idle_timeout_s == 7.0
+    assert served["http"].limits.max_connections == 40 and served["http"].limits.idle_timeout_s == 7.0
     assert served["port"] == 8124 and served["timeout_keep_alive"] == 7.0
     for flag, value, changed in (("--max-requests", "5", {"max_requests": 5}),
                                  ("--body-timeout", "0.5", {"body_timeout_s": 0.5}),
@@ -598,13 +619,15 @@ def test_the_service_is_ready_only_when_its_readyz_answers_200(remote):
 
 @contextmanager
 def uvicorn_serving(make_app, *, max_connections=256, idle_timeout_s=30.0, lifespan="off"):
-    """`make_app(port)` served by uvicorn with the capped protocol, in a thread of this process, on a
-    loopback socket bound here; stopped (and the thread joined) whatever the test did."""
+    """`make_app(port)` served by uvicorn with the front door's protocol, in a thread of this process,
+    on a loopback socket bound here; stopped (and the thread joined) whatever the test did."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     config = uvicorn.Config(make_app(port), log_config=None, ws="none", lifespan=lifespan,
-                            http=capped_protocol(max_connections, idle_timeout_s), timeout_graceful_shutdown=2)
+                            http=guarded_protocol(FrontLimits(max_connections=max_connections,
+                                                              idle_timeout_s=idle_timeout_s)),
+                            timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
@@ -710,7 +733,8 @@ def test_when_every_connection_is_busy_a_new_one_hears_503_and_is_closed():
         started(app, 2)
         with connections(port, 1) as (late,):
             closed, said = closed_by_server(late, time.monotonic() + DEADLINE_S)
-            assert closed and said == BUSY_REPLY
+            assert closed and said.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
+            assert b"application/problem+json" in said and b"too many connections" in said
         assert app.started.acquire(timeout=0) is False  # the late one reached no app
         assert answered(busy[0], b"67890").startswith(b"HTTP/1.1 200 ")  # the busy ones go on
         # one that has finished is idle again: a new caller makes room by closing it

@@ -1,5 +1,5 @@
 """One client floods the real server while another asks single estimates, on loopback: the limits
-(service/limits.py) and the worker (service/gunicorn_worker.py) keep the second client's requests
+(service/limits.py) and the front door (service/front) keep the second client's requests
 answered, refuse the flood with answers, never with dropped connections.
 
 These are the functional halves of `make flood` (tests/bench/flood.py), which also holds the
@@ -61,7 +61,7 @@ def test_a_client_flooding_its_costliest_requests_and_slow_headers_is_refused_an
     """A long unknown name, a huge /rank and 1000 unknown names in a batch, from 8 threads, with 8
     connections sending one header line every 2 s: the costs follow CPU, so the flooding key is
     refused with 429; the calm key and /healthz are answered throughout."""
-    with srv.running(tmp_path, workers=2, threads=4, SIZING_ARRIVAL_S="3", **SETTINGS["as-deployed"]) as server:
+    with srv.running(tmp_path, workers=2, threads=4, SIZING_HEADER_TIMEOUT_S="3", **SETTINGS["as-deployed"]) as server:
         calm, report = flooded(server.base, "costly", slow=8, probe_healthz=True)
     statuses = report["statuses"]
     assert set(calm["statuses"]) == {200} and len(calm["latencies"]) >= 10

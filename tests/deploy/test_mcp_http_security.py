@@ -14,7 +14,7 @@ import requests
 from service.mcp_server import HttpSettings, main
 from tests.deploy.test_mcp import mcp_http, rpc, wait_for
 
-SLOW_BODY = b'{"jsonrpc": "2.0", "id": 1, '  # short of its Content-Length: in flight until the body timeout
+SLOW_BODY = b'{"jsonrpc": "2.0", "id": 1, '  # short of its Content-Length: arriving until the body timeout
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +66,9 @@ def test_get_mcp_is_refused_at_once_with_allow_post(listed):
         assert reply.json() == {"error": "method not allowed: POST only"}
 
 
-def connect(base, count):
-    return [socket.create_connection(("127.0.0.1", port_of(base)), timeout=10) for _ in range(count)]
+def connect(base, count, source="127.0.0.1"):
+    return [socket.create_connection(("127.0.0.1", port_of(base)), timeout=10, source_address=(source, 0))
+            for _ in range(count)]
 
 
 def closed_by_server(sockets, deadline, enough=None):
@@ -86,11 +87,11 @@ def closed_by_server(sockets, deadline, enough=None):
     return closed
 
 
-def slow_posts(base, count):
-    """`count` POST /mcp whose bodies never arrive: requests in flight until the body timeout."""
+def slow_posts(base, count, source="127.0.0.1"):
+    """`count` POST /mcp whose bodies never arrive: arriving until the body timeout."""
     head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port_of(base)}\r\nContent-Type: application/json\r\n"
             "Accept: application/json\r\nContent-Length: 1000\r\n\r\n").encode()
-    sockets = connect(base, count)
+    sockets = connect(base, count, source)
     for s in sockets:
         s.sendall(head + SLOW_BODY)
     return sockets
@@ -116,19 +117,27 @@ def test_idle_connections_past_the_cap_keep_out_no_one(capped):
         assert len(closed_by_server(idle, time.monotonic() + 20, enough=11)) >= 11
 
 
-def test_requests_in_flight_past_their_cap_are_refused_until_their_bodies_time_out(capped):
+def test_slow_bodies_take_no_slot_and_one_address_cannot_lock_callers_out(capped):
+    """16 bodies that never arrive (the cap of requests in flight is 2) from one address: another
+    caller is answered; a 17th from that address is refused at once; each slow one is a 408 and
+    closed after the body timeout."""
     with ExitStack() as stack:
-        slow = slow_posts(capped, 2)
+        slow = slow_posts(capped, 16, source="127.0.0.2")
         for s in slow:
             stack.callback(s.close)
-        deadline = time.monotonic() + 20
-        reply = rpc(capped, "tools/list")
-        while reply.status_code == 200 and time.monotonic() < deadline:  # until both are in flight
-            time.sleep(0.05)
-            reply = rpc(capped, "tools/list")
-        assert reply.status_code == 503 and reply.headers["Retry-After"] == "1"
-        assert reply.json() == {"error": "too many requests in flight"}
-        assert requests.get(f"{capped}/healthz", timeout=30).status_code == 200  # not an /mcp request
+        time.sleep(0.5)  # all of them are arriving
+        started = time.monotonic()
+        for _ in range(3):
+            assert rpc(capped, "tools/list").status_code == 200
+        assert time.monotonic() - started < 3.0  # not held to the body timeout
+        (extra,) = slow_posts(capped, 1, source="127.0.0.2")
+        stack.callback(extra.close)
+        extra.settimeout(10)
+        said = b""
+        while chunk := extra.recv(65536):  # the answer, then the close
+            said += chunk
+        assert said.startswith(b"HTTP/1.1 503 ") and b"arriving at once" in said and b"retry-after: 1" in said.lower()
+        assert requests.get(f"{capped}/healthz", timeout=30).status_code == 200
         # a body that does not arrive within 4 s is a 408, and its connection is closed
         assert closed_by_server(slow, time.monotonic() + 30) == set(slow)
         assert rpc(capped, "tools/list").status_code == 200
@@ -162,7 +171,8 @@ def test_when_every_connection_is_busy_a_new_one_hears_503_and_idle_ones_time_ou
                 said += chunk
         except ConnectionResetError:
             pass
-        assert said.startswith(b"HTTP/1.1 503 ") and said.endswith(b'{"error": "too many connections"}')
+        assert said.startswith(b"HTTP/1.1 503 ") and b"application/problem+json" in said
+        assert b"too many connections" in said
         for s in slow:
             s.close()
         reply = wait_for(f"{base}/healthz")
@@ -181,7 +191,7 @@ def test_the_settings_come_from_flags_over_the_environment(monkeypatch):
     monkeypatch.setenv("MCP_MAX_CONNECTIONS", "50")
     main(["--http", "--port", "8123", "--allowed-origins", "https://flag.example", "--idle-timeout", "2.5"],
          serve=serve)
-    assert served["http"].max_connections == 50 and served["http"].idle_timeout_s == 2.5
+    assert served["http"].limits.max_connections == 50 and served["http"].limits.idle_timeout_s == 2.5
     assert served["timeout_keep_alive"] == 2.5 and served["ws"] == "none"
     settings = HttpSettings(port=8123, hosts=(("sizing", 8001), ("sizing.ns.svc", 8001)),
                             origins=("https://flag.example",), max_connections=50, idle_timeout_s=2.5)

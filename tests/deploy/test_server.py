@@ -123,7 +123,7 @@ def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
 
 
 @pytest.mark.parametrize(("name", "value"), [
-    ("workers", 2), ("threads", 4), ("worker_class", "service.gunicorn_worker.BufferingThreadWorker"),
+    ("workers", 2), ("threads", 4), ("worker_class", "service.front.worker.FrontWorker"),
     ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None), ("control_socket_disable", True)])
 def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     for var in ("WORKERS", "THREADS", "PORT", "HOST"):
@@ -136,10 +136,9 @@ def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     assert callable(settings["child_exit"])
 
 
-def test_a_worker_hands_the_gil_over_within_half_a_millisecond(monkeypatch):
+def test_a_worker_hands_the_gil_over_within_half_a_millisecond():
     settings: dict = {}
     exec((srv.ROOT / "deploy" / "gunicorn.conf.py").read_text(), settings)
-    monkeypatch.setattr("service.gunicorn_errors.install", lambda: None)  # the worker's, not this process's
     before = sys.getswitchinterval()
     try:
         settings["post_fork"](None, None)
@@ -161,8 +160,8 @@ def test_a_worker_freezes_what_it_loaded_out_of_the_collectors_sweeps(monkeypatc
         gc.unfreeze()
 
 
-def test_gunicorns_own_errors_are_problem_json_too(server):
-    """A request line over gunicorn's limit never reaches the app; it still gets problem+json."""
+def test_the_front_doors_own_errors_are_problem_json_too(server):
+    """A request line over the front door's limit never reaches the app; it still gets problem+json."""
     response = requests.get(f"{server.base}/troubleshoot?q={'x' * 9000}", timeout=5)
     assert response.status_code in (400, 414)
     assert response.headers["Content-Type"] == "application/problem+json"
