@@ -26,6 +26,7 @@ from urllib.parse import unquote_to_bytes
 
 from .limits import FrontLimits
 from .problems import problem_body, problem_headers
+from .protocol import Tally
 
 log = logging.getLogger("sizing.front")
 Scope = dict[str, Any]
@@ -39,6 +40,7 @@ class Problem:
     """A refusal the front door answers itself, after which the connection closes."""
 
     status: int
+    reason: str  # what the refusal is, for the worker's tally of them
     detail: str
     retry_after_s: int | None = None
 
@@ -74,8 +76,9 @@ class Hold:
         """The body starts to arrive: None, or the 503 when the peer has too many arriving."""
         holds = self.holds
         if holds.arriving[self.peer] >= holds.limits.max_arriving_per_peer:
-            return Problem(503, "too many request bodies from this address are arriving at once "
-                                f"(at most {holds.limits.max_arriving_per_peer}); retry in a second", 1)
+            return Problem(503, "bodies arriving from one address (503)",
+                           "too many request bodies from this address are arriving at once "
+                           f"(at most {holds.limits.max_arriving_per_peer}); retry in a second", 1)
         holds.arriving[self.peer] += 1
         self.counted = True
         return None
@@ -95,10 +98,11 @@ class Hold:
             return None
         holds, limits = self.holds, self.holds.limits
         if holds.by_peer[self.peer] + more > limits.body_buffer_per_peer_bytes:
-            return Problem(503, "too many request bodies from this address are in flight "
-                                f"(at most {limits.body_buffer_per_peer_bytes >> 20} MiB); retry in a second", 1)
+            return Problem(503, "bodies held for one address (503)",
+                           "too many request bodies from this address are in flight "
+                           f"(at most {limits.body_buffer_per_peer_bytes >> 20} MiB); retry in a second", 1)
         if holds.total + more > limits.body_buffer_bytes:
-            return Problem(503, "too many request bodies are in flight; retry in a second", 1)
+            return Problem(503, "bodies held (503)", "too many request bodies are in flight; retry in a second", 1)
         holds.by_peer[self.peer] += more
         holds.total += more
         self.bytes = size
@@ -128,12 +132,13 @@ def declared_body(scope: Scope, limits: FrontLimits) -> int | Problem:
     longer than the app accepts (refused before it is read, so before a 100 Continue)."""
     codings = [c.strip().lower() for v in _header(scope, b"transfer-encoding") for c in v.split(b",") if c.strip()]
     if codings and codings != [b"chunked"]:
-        return Problem(400, "the body must come as is or chunked; the transfer coding "
-                            f"{b', '.join(codings).decode('latin-1')[:200]!r} is not supported")
+        return Problem(400, "a transfer coding not served (400)",
+                       "the body must come as is or chunked; the transfer coding "
+                       f"{b', '.join(codings).decode('latin-1')[:200]!r} is not supported")
     lengths = _header(scope, b"content-length")  # llhttp has checked it: one value, digits only
     length = int(lengths[0]) if lengths and not codings else 0
     if length > limits.max_body_bytes:
-        return Problem(413, f"the body is larger than {limits.max_body_bytes} bytes")
+        return Problem(413, "a body too large (413)", f"the body is larger than {limits.max_body_bytes} bytes")
     return length
 
 
@@ -158,7 +163,8 @@ async def read_body(scope: Scope, receive: Receive, hold: Hold, limits: FrontLim
                 if chunk:
                     size += len(chunk)
                     if size > limits.max_body_bytes:
-                        return Problem(413, f"the body is larger than {limits.max_body_bytes} bytes")
+                        return Problem(413, "a body too large (413)",
+                                       f"the body is larger than {limits.max_body_bytes} bytes")
                     refusal = hold.grow(size)
                     if refusal is not None:
                         return refusal
@@ -166,7 +172,8 @@ async def read_body(scope: Scope, receive: Receive, hold: Hold, limits: FrontLim
                 if not message.get("more_body", False):
                     return b"".join(chunks)
     except TimeoutError:
-        return Problem(408, f"the request's body did not arrive within {limits.body_timeout_s:g} s")
+        return Problem(408, "a body not whole in time (408)",
+                       f"the request's body did not arrive within {limits.body_timeout_s:g} s")
     finally:
         hold.arrived()
 
@@ -247,13 +254,16 @@ class FrontDoor:
     """The ASGI app a worker serves: each request's body read whole (read_body), then
     `wsgi_app` called with it in one of `threads` threads, and its answer sent whole."""
 
-    def __init__(self, wsgi_app: Callable, limits: FrontLimits, threads: int) -> None:
-        self.app, self.limits = wsgi_app, limits
+    def __init__(self, wsgi_app: Callable, limits: FrontLimits, threads: int, tally: Tally | None = None) -> None:
+        self.app, self.limits, self.tally = wsgi_app, limits, tally or Tally()
         self.holds = BodyHolds(limits)
         self.threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sizing-wsgi")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # uvicorn runs with lifespan and websockets off
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # uvicorn runs with websockets off
             return
         peer = scope["client"][0] if scope.get("client") else "-"
         with self.holds.hold(peer) as hold:
@@ -261,6 +271,7 @@ class FrontDoor:
             if body is None:
                 return
             if isinstance(body, Problem):
+                self.tally.add(body.reason)
                 await body.send(send)
                 return
             try:
@@ -268,7 +279,21 @@ class FrontDoor:
                     self.threads, call_wsgi, self.app, build_environ(scope, body))
             except Exception:  # a fault of the WSGI app's own, outside its error handlers
                 log.exception("the app failed on %s %s", scope["method"], scope["path"][:200])
-                await Problem(500, "the server failed to answer; the failure is logged").send(send)
+                await Problem(500, "a failure of the app (500)",
+                              "the server failed to answer; the failure is logged").send(send)
                 return
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": content})
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        """The worker's start and stop: on the way out (after the connections' last answers), the
+        refusals counted since the last log line are logged, and the threads are let go."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.tally.write()
+                self.threads.shutdown(wait=False)
+                await send({"type": "lifespan.shutdown.complete"})
+                return

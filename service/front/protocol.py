@@ -14,9 +14,10 @@ and asyncio's protocol methods, and closes what passes a bound (FrontLimits, lim
 - size: a request line over `max_request_line_bytes` is a 414, a head over `max_head_bytes` or
   `max_header_fields` a 431, a request past `max_message_bytes` on the wire a 413. A chunked
   body's trailers are counted and dropped, never added to the request's headers;
-- a request the parser refuses is a 400 problem, with llhttp's reason; `Expect: 100-continue`
-  is honoured for HTTP/1.1 only; an `Upgrade` is ignored (the request is answered, then the
-  connection closed); a client that half-closes after a whole request still gets its answer.
+- a request the parser refuses is a 400 problem, with llhttp's reason, and a version other than
+  HTTP/1.0 or 1.1 a 505; `Expect: 100-continue` is honoured for HTTP/1.1 only; an `Upgrade` is
+  ignored (the request is answered, then the connection closed); a client that half-closes
+  after a whole request still gets its answer.
 
 Every refusal is problem+json and is counted; the counts are logged at most every LOG_EVERY_S.
 The attributes of uvicorn's protocol read here (cycle, pipeline, expect_100_continue, parser)
@@ -55,8 +56,11 @@ class Tally:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.flush: asyncio.TimerHandle | None = None
+        self.since = 0.0
 
     def add(self, reason: str) -> None:
+        if not self.counts:
+            self.since = time.monotonic()
         self.counts[reason] += 1
         if self.flush is None:
             try:
@@ -65,9 +69,11 @@ class Tally:
                 self.write()
 
     def write(self) -> None:
+        if self.flush is not None:
+            self.flush.cancel()
         self.flush = None
         if self.counts:
-            log.warning("the front door refused or closed, in the last %g s: %s", LOG_EVERY_S,
+            log.warning("the front door refused or closed, in %.0f s: %s", time.monotonic() - self.since,
                         ", ".join(f"{n} x {reason}" for reason, n in self.counts.most_common()),
                         extra={"front_door": dict(self.counts)})
             self.counts.clear()
@@ -147,6 +153,7 @@ class GuardedProtocol(HttpToolsProtocol):
         idlest = min(idle, key=lambda c: c.idle_since)
         idlest._uncount()
         idlest._close()
+        self.tally.add("an idle connection closed to make room")
         return True
 
     def _uncount(self) -> None:
@@ -310,7 +317,10 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self.in_head = False
         self._disarm()
-        if self.parser.get_http_version() != "1.1":
+        version = self.parser.get_http_version()
+        if version not in ("1.0", "1.1"):  # llhttp reads any digit.digit; HTTP/2 is not spoken in text
+            raise Refused(505, "a version not served (505)", f"HTTP/{version[:8]} is not served here: use HTTP/1.1")
+        if version == "1.0":
             self.expect_100_continue = False  # RFC 9110: an HTTP/1.0 client is never sent a 100
         super().on_headers_complete()
 
