@@ -2,6 +2,7 @@
 
 import csv
 import io
+import unicodedata
 
 from flask import Response, request
 
@@ -96,6 +97,16 @@ def _text(value) -> str:
     return str(value)
 
 
+def _inert(text: str) -> str:
+    """Text a spreadsheet shows and never evaluates: one that would start a formula once its
+    leading spaces and invisible format characters (a zero-width space, a BOM, a direction mark)
+    are skipped starts with an apostrophe instead (OWASP's advice)."""
+    lead = 0
+    while lead < len(text) and (text[lead].isspace() or unicodedata.category(text[lead]) == "Cf"):
+        lead += 1
+    return "'" + text if text.startswith(FORMULA_STARTS) or text[lead:].startswith(FORMULA_STARTS) else text
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
@@ -103,14 +114,14 @@ def _cell(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if isinstance(value, float) else str(value)
-    text = " | ".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return _inert(" | ".join(_text(v) for v in value) if isinstance(value, list) else _text(value))
 
 
 def table_csv(rows: list[dict], columns: tuple[tuple[str, tuple[str, ...]], ...]) -> Response:
-    """Answers (one per row) as CSV, one column per (name, path into the answer)."""
+    """Answers (one per row) as CSV, one column per (name, path into the answer), every cell
+    quoted: a spreadsheet that splits on `;` or a tab keeps each cell whole."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_ALL)
     writer.writerow(name for name, _ in columns)
     for row in rows:
         writer.writerow(_cell(_dig(row, path)) for _, path in columns)

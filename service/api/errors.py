@@ -42,12 +42,42 @@ def problem(status: int, detail: Message | str, errors: list[dict] | None = None
     return _respond(problem_body(status, detail, errors))
 
 
+# What a problem quotes of the request (a value, a field's name) is cut to this many characters:
+# a 1 MB value is not sent back in the detail, the error's message and its params.
+ECHO_CHARS = 200
+CUT = "\u2026"
+
+
 def _coded(text: Message | str) -> Message:
-    """`text` as a coded message: itself, the template of a werkzeug detail, or the text quoted."""
+    """`text` as a coded message: itself, the template of a werkzeug detail, or the text quoted;
+    whatever it quotes cut short (ECHO_CHARS)."""
     if isinstance(text, Message):
-        return text
+        return _short(text)
     known = P.HTTP_DETAILS.get(text)
-    return known() if known is not None else P.UNTRANSLATED(text=Verbatim(text))
+    return known() if known is not None else P.UNTRANSLATED(text=Verbatim(_short_value(text)))
+
+
+def _short(message: Message) -> Message:
+    params = {name: _short_value(value) for name, value in message.params.items()}
+    if all(params[name] is value for name, value in message.params.items()):
+        return message
+    return Message(message.template, params)
+
+
+def _short_value(value: object) -> object:
+    """A parameter as a problem quotes it: text cut to ECHO_CHARS, each of a list of the service's
+    own (names, fields) too; a value as the request sent it (a JSON list or object where text was
+    expected) as its JSON, cut the same."""
+    if isinstance(value, Message):
+        return _short(value)
+    if isinstance(value, str):
+        return type(value)(value[:ECHO_CHARS] + CUT) if len(value) > ECHO_CHARS else value
+    if isinstance(value, tuple):
+        return tuple(_short_value(v) for v in value)
+    if isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return Verbatim(text[:ECHO_CHARS] + CUT if len(text) > ECHO_CHARS else text)
+    return value
 
 
 def _say(text: Message | str, lang: str) -> str:
@@ -63,7 +93,8 @@ def flatten_messages(messages, prefix: str = "") -> list[dict]:
     if isinstance(messages, dict):
         out = []
         for key, value in messages.items():
-            name = prefix if key == "_schema" else (f"{prefix}.{key}" if prefix else str(key))
+            key = str(key)[:ECHO_CHARS]  # a field name is quoted back: an unknown key may be long
+            name = prefix if key == "_schema" else (f"{prefix}.{key}" if prefix else key)
             out.extend(flatten_messages(value, name))
         return out
     if isinstance(messages, list) and all(isinstance(m, str) for m in messages):

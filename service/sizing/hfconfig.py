@@ -108,7 +108,7 @@ def model_from_hf_config(raw: Mapping, name: str = "model from config.json") -> 
                      "text model of a multimodal config; the vision encoder is not counted")
         raw, prefix = text, f"{FIELD}.text_config"
     model_type = raw.get("model_type")
-    if model_type not in _TIED_DEFAULT:
+    if not isinstance(model_type, str) or model_type not in _TIED_DEFAULT:
         raise InvalidInputError(M.ERROR_CONFIG_MODEL_TYPE(model_type=model_type, supported=SUPPORTED),
                                 f"{prefix}.model_type")
     c = _Config(raw, prefix)

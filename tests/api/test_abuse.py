@@ -63,9 +63,9 @@ def test_the_request_limit_is_configurable():
 
 def test_a_client_that_spends_its_units_waits_and_others_do_not():
     # CPU metering off the scale (a unit is a second), so the debt is the units asked, on any machine
-    app = app_with(API_KEYS=("greedy", "calm"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=1000.0)
+    app = app_with(API_KEYS=("greedy-test-key-000000000000000000", "calm-test-key-00000000000000000000"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=1000.0)
     client = app.test_client()
-    greedy, calm = {"X-API-Key": "greedy"}, {"X-API-Key": "calm"}
+    greedy, calm = {"X-API-Key": "greedy-test-key-000000000000000000"}, {"X-API-Key": "calm-test-key-00000000000000000000"}
     items = [{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 25  # 5 units in debt
     assert client.post("/v1/estimate/batch", json={"items": items}, headers=greedy).status_code == 200
     refused = client.post("/v1/estimate", json={"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}, headers=greedy)
@@ -169,12 +169,48 @@ def test_a_limit_setting_that_is_not_a_number_stops_the_start(monkeypatch):
 
 # --- 4. outputs that cannot be turned against their reader ----------------------------------
 
+CSV_NAMES = {  # a caller's text as a model name -> the cell a spreadsheet reads
+    "=1+2": "'=1+2", "+SUM(A1)": "'+SUM(A1)", "-2+3": "'-2+3", "@cmd": "'@cmd", "\tx": "'\tx", "\rx": "'\rx",
+    " =1+2": "' =1+2", "\u200b=1+2": "'\u200b=1+2", "\ufeff@cmd": "'\ufeff@cmd", "\u200e \u2060+1": "'\u200e \u2060+1",
+    "a;=1+1": "a;=1+1", "plain": "plain", "x=1": "x=1",
+}
+
+
 def test_a_batch_csv_cell_from_caller_text_never_begins_with_a_formula(client):
-    items = [{"model": {"name": name, "params_billion": 7}, "hardware": {"card": "D-M"}}
-             for name in ("=1+2", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx", "plain")]
+    """Formula characters after leading spaces and invisible format characters too; a `;` stays
+    inside its quoted cell."""
+    items = [{"model": {"name": name, "params_billion": 7}, "hardware": {"card": "D-M"}} for name in CSV_NAMES]
     response = client.post("/v1/estimate/batch", json={"items": items}, headers={"Accept": "text/csv"})
-    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True), newline="")))
-    assert [r["model"] for r in rows] == ["'=1+2", "'+SUM(A1)", "'-2+3", "'@cmd", "'\tx", "'\rx", "plain"]
+    text = response.get_data(as_text=True)
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert [r["model"] for r in rows] == list(CSV_NAMES.values())
+    # every cell quoted: a spreadsheet splitting on `;` keeps "a;=1+1" one cell, not a formula after it
+    for line in text.split("\r\n")[:-1]:
+        assert line.startswith('"') and line.endswith('"') and '","' in line, line
+    assert ',"a;=1+1",' in text
+
+
+@pytest.mark.parametrize("model_type", [["llama"], {"llama": 1}, 5, None, 2.5, True])
+def test_a_config_model_type_that_is_not_text_is_a_422_not_a_500(client, model_type):
+    response = client.post("/v1/estimate", json={"model": {"hf_config": {"model_type": model_type, "hidden_size": 64}},
+                                                 "hardware": {"card": "D-M"}})
+    assert response.status_code == 422 and response.mimetype == "application/problem+json"
+    assert response.get_json()["errors"][0]["field"] == "model.hf_config.model_type"
+
+
+@pytest.mark.parametrize("body", [
+    {"model": {"hf_config": {"model_type": "x" * 500_000}}, "hardware": {"card": "D-M"}},
+    {"model": {"hf_config": {"model_type": [["y" * 2_000] * 20] * 20}}, "hardware": {"card": "D-M"}},
+    {"model": "llama-3.1-8b", "hardware": {"card": "D-M"}, "z" * 500_000: 1},
+])
+def test_a_problem_quotes_at_most_200_characters_of_what_it_was_sent(client, body):
+    """A 1 MB value came back three times (detail, message, params) in 0.4.4: each quote is cut."""
+    response = client.post("/v1/estimate", json=body)
+    assert response.status_code == 422
+    assert len(response.get_data()) < 8_000
+    problem = response.get_json()
+    for text in (problem["detail"], *(e["message"] for e in problem["errors"]), *(e["field"] for e in problem["errors"])):
+        assert "x" * 201 not in text and "y" * 201 not in text and "z" * 201 not in text
 
 
 @pytest.mark.parametrize(("given", "kept"), [
@@ -234,12 +270,12 @@ def test_a_good_card_still_loads(tmp_path):
 # --- 6. who asked ------------------------------------------------------------------------------
 
 def test_the_access_log_names_the_key_by_its_id_never_the_key(caplog):
-    client = app_with(API_KEYS=("s3cret-key-one", "other")).test_client()
+    client = app_with(API_KEYS=("s3cret-key-one-00000000000000000000", "other-test-key-0000000000000000000")).test_client()
     with caplog.at_level(logging.INFO, logger="sizing.access"):
-        client.post("/v1/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer s3cret-key-one"})
+        client.post("/v1/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer s3cret-key-one-00000000000000000000"})
         client.post("/v1/memory", json={"model": "llama-3.1-8b"}, headers={"Authorization": "Bearer wrong"})
     ok, refused = [r for r in caplog.records if r.name == "sizing.access"][-2:]
-    assert ok.key_id == key_id("s3cret-key-one") and ok.key_id.startswith("key-") and len(ok.key_id) == 12
+    assert ok.key_id == key_id("s3cret-key-one-00000000000000000000") and ok.key_id.startswith("key-") and len(ok.key_id) == 12
     assert refused.status == 401 and refused.key_id is None
     assert all("s3cret" not in str(vars(r)) for r in caplog.records)
 

@@ -27,7 +27,7 @@ def test_every_operation_answers(client):
     assert flat["memory"] == answer["memory"]
     batch = client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}] * 3)
     assert batch["count"] == 3
-    assert client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}], csv=True).startswith("index,")
+    assert client.estimate_batch([{"model": "llama-3.1-8b", "hardware": {"card": "D-M"}}], csv=True).startswith('"index",')
     assert client.estimate_sweep(model="llama-3.1-8b", filters={"kind": "tier"})["count"] == 10
     assert client.memory(model={"params_billion": 7})["weights_bytes"] == 14_000_000_000
     assert client.throughput(model="llama-3.1-8b", hardware={"card": "D-M"})["bound"] == "memory"
