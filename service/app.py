@@ -35,18 +35,32 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.url_map.strict_slashes = False
     init_catalogs(app)
     init_cache(app)
-    for blueprint in (resources.bp, compare.bp, decisions.bp, catalog.bp, plots.bp):
+    for blueprint in API_BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX)
         app.register_blueprint(blueprint, name=blueprint.name + UNVERSIONED)
     for blueprint in (ops.bp, _docs()):
         app.register_blueprint(blueprint)
     app.after_request(_deprecation)
+    app.after_request(_negotiated)
     register_errors(app)
     init_metrics(app)
     init_security(app)
     init_limits(app, spared)
     init_access_log(app)
     return app
+
+
+API_BLUEPRINTS = (resources.bp, compare.bp, decisions.bp, catalog.bp, plots.bp)
+NEGOTIATED = frozenset(name for b in API_BLUEPRINTS for name in (b.name, b.name + UNVERSIONED))
+
+
+def _negotiated(response):
+    """An API answer is made for its request's Accept (JSON, CSV or a page) and Accept-Language,
+    and for its caller (a key, a bucket): a cache keys on the first two and never shares it."""
+    if request.blueprint in NEGOTIATED:
+        response.vary.update(("Accept", "Accept-Language"))
+        response.cache_control.private = True
+    return response
 
 
 def _deprecation(response):

@@ -127,9 +127,12 @@ class _Failures:
     def note(self, exc: BaseException) -> None:
         with self._lock:
             first = self.at is None or time.monotonic() - self.at > FAILURE_MEMORY_S
-            self.at, self.why = time.monotonic(), f"{type(exc).__name__}: {exc}"
+            # the error's kind and reason, never its path: /readyz says it to whoever asks
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "the worker's log says more"
+            self.at, self.why = time.monotonic(), f"{type(exc).__name__}: {reason}"
         if first:  # once a minute at most: a full folder fails every request
-            log.error("a metrics sample could not be written (answers go on without it): %s", self.why)
+            log.error("a metrics sample could not be written (answers go on without it): %s: %s",
+                      type(exc).__name__, exc)
 
     def recent(self) -> str | None:
         with self._lock:
@@ -156,15 +159,15 @@ def folder_problem() -> str | None:
     if not folder:
         return None
     if not os.path.isdir(folder):
-        return f"the metrics folder {folder} is missing"
+        return "the metrics folder (PROMETHEUS_MULTIPROC_DIR) is missing"
     try:
         stat = os.statvfs(folder)
     except OSError as exc:
-        return f"the metrics folder {folder} cannot be read: {exc}"
+        return f"the metrics folder (PROMETHEUS_MULTIPROC_DIR) cannot be read: {exc.strerror or type(exc).__name__}"
     if stat.f_bavail == 0:
-        return f"the metrics folder {folder} is full"
+        return "the metrics folder (PROMETHEUS_MULTIPROC_DIR) is full"
     failed = FAILURES.recent()
-    return f"writing to the metrics folder {folder} failed: {failed}" if failed else None
+    return f"writing to the metrics folder (PROMETHEUS_MULTIPROC_DIR) failed: {failed}" if failed else None
 
 
 def count_estimate(endpoint: str, line: str) -> None:

@@ -2,26 +2,41 @@
 
 SIZING_API_KEYS      comma-separated keys; unset, the API is open. Set but holding no key
                      (blank, or only commas) the service refuses to start rather than serve
-                     open. A key comes as `Authorization: Bearer <key>` or `X-API-Key: <key>`;
-                     the access log names it by an id (`key-` and 8 hex digits of its SHA-256),
-                     never by the key.
+                     open, and so it does for a key shorter than MIN_KEY_CHARS (32: `openssl
+                     rand -hex 24` makes one of 48), which could be guessed. A key comes as
+                     `Authorization: Bearer <key>` or `X-API-Key: <key>`; the access log names it
+                     by an id (`key-` and 8 hex digits of its SHA-256), never by the key.
+SIZING_METRICS_KEYS  keys that open /metrics only (a scraper's), as long; with
+                     SIZING_AUTH_METRICS, /metrics takes these or an API key.
 SIZING_AUTH_PROBES   "true" to require a key on /healthz and /readyz too (default open).
-SIZING_AUTH_METRICS  "true" to require a key on /metrics too (default open).
+SIZING_AUTH_METRICS  "true" to require a key on /metrics too (default open; deploy/k8s sets it:
+                     the metrics name each key's id and what it spent).
 SIZING_CORS_ORIGINS  comma-separated origins a browser dashboard may call from.
+
+A request refused for its key (401) is charged to a small bucket of its peer address (a burst of
+REFUSALS_BURST, REFUSALS_PER_S a second, per worker); once it is empty, that address's requests
+without a valid key are answered 429 with Retry-After, so that guessing costs the guesser time
+and the server almost nothing. A request with a valid key never touches it.
 """
 
 import hashlib
 import hmac
+import math
 import os
 import re
 import uuid
 
 from flask import Flask, Response, g, request
-from werkzeug.exceptions import Unauthorized
+from werkzeug.exceptions import TooManyRequests, Unauthorized
 
-from .api.problem_messages import API_KEY
+from .api.problem_messages import API_KEY, KEYS_REFUSED
+from .limits import TokenBuckets
 
 REQUEST_ID_HEADER = "X-Request-ID"
+MIN_KEY_CHARS = 32
+REFUSALS_PER_S = 1.0
+REFUSALS_BURST = 20.0
+_REFUSALS = "sizing.refusals"
 _VALID_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")  # matched whole (fullmatch): no trailing newline
 PROBES = ("/healthz", "/readyz")
 # The contract and its docs page: public, so browsers (which cannot add a key to asset
@@ -56,6 +71,7 @@ def settings_from_env() -> dict:
                          "to run the API open")
     return {
         "API_KEYS": _split(keys),
+        "METRICS_KEYS": _split(os.environ.get("SIZING_METRICS_KEYS")),
         "AUTH_PROBES": _flag(os.environ.get("SIZING_AUTH_PROBES")),
         "AUTH_METRICS": _flag(os.environ.get("SIZING_AUTH_METRICS")),
         "CORS_ORIGINS": _split(os.environ.get("SIZING_CORS_ORIGINS")),
@@ -85,11 +101,16 @@ def key_id(key: str) -> str:
 def _check_settings(config) -> None:
     """Settings only in their documented types: a string where keys are expected would split
     into one-letter keys, and a truthy string would turn a check on or off by accident."""
-    for name in ("API_KEYS", "CORS_ORIGINS"):
+    for name in ("API_KEYS", "METRICS_KEYS", "CORS_ORIGINS"):
         value = config[name]
         if isinstance(value, str) or not isinstance(value, tuple | list | set | frozenset) \
                 or not all(isinstance(v, str) and v.strip() for v in value):
             raise TypeError(f"{name} must be a tuple of non-empty strings, got {value!r}")
+    for name in ("API_KEYS", "METRICS_KEYS"):
+        short = sorted({len(key) for key in config[name] if len(key) < MIN_KEY_CHARS})
+        if short:  # the key itself is never repeated: an error message ends up in logs
+            raise ValueError(f"SIZING_{name} holds a key of {short[0]} characters: each key needs at least "
+                             f"{MIN_KEY_CHARS} (openssl rand -hex 24 makes one of 48)")
     for name in ("AUTH_PROBES", "AUTH_METRICS"):
         if not isinstance(config[name], bool):
             raise TypeError(f"{name} must be True or False, got {config[name]!r}")
@@ -146,22 +167,37 @@ def _cors(app: Flask, response: Response) -> Response:
     return response
 
 
+def _refuse_key(app: Flask) -> None:
+    """401 for a request without a valid key, charged to its address's bucket of refusals; 429
+    once that is empty."""
+    refusals: TokenBuckets = app.extensions[_REFUSALS]
+    address = f"addr-{request.remote_addr}"
+    wait_s = refusals.wait_s(address)
+    if wait_s > 0:
+        raise TooManyRequests(KEYS_REFUSED(wait_s=math.ceil(wait_s)), retry_after=math.ceil(wait_s))
+    refusals.pay(address, 1)
+    raise Unauthorized(API_KEY())
+
+
 def init_security(app: Flask) -> None:
     """Request ids on every request; API keys when configured; CORS for allowed origins."""
     for name, value in settings_from_env().items():
         app.config.setdefault(name, value)
     _check_settings(app.config)
+    app.extensions[_REFUSALS] = TokenBuckets(REFUSALS_PER_S, REFUSALS_BURST)
 
     @app.before_request
     def check_key():
         _assign_request_id()
-        keys = app.config["API_KEYS"]
+        keys = tuple(app.config["API_KEYS"])
+        if request.path == "/metrics":  # a scraper's key opens /metrics, and nothing else
+            keys += tuple(app.config["METRICS_KEYS"])
         presented = _presented_key() if keys else None
-        matched = bool(presented) and _key_matches(presented, tuple(keys))
+        matched = bool(presented) and _key_matches(presented, keys)
         g.key_id = key_id(presented) if matched else None
         g.client_id = g.key_id or f"addr-{request.remote_addr}"
         if keys and _needs_key(app) and not matched:
-            raise Unauthorized(API_KEY())
+            _refuse_key(app)
 
     @app.after_request
     def headers(response: Response) -> Response:

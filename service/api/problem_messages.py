@@ -77,6 +77,10 @@ JSON_SURROGATE = template("problem_json_surrogate",
                           "the body's text is not Unicode")
 API_KEY = template("problem_api_key", "A valid API key is required: Authorization: Bearer <key>.",
                    "the instance requires an API key")
+KEYS_REFUSED = template(
+    "problem_keys_refused",
+    "too many requests without a valid API key from this address; retry in {wait_s} s",
+    "the address's requests were refused for their key too often for now")
 BATCH_TOO_LARGE = template("problem_batch_too_large", "at most {limit} items per batch; got {items}",
                            "a batch holds more items than one request may")
 COST_TOO_HIGH = template(

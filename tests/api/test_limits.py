@@ -34,18 +34,18 @@ def test_a_request_that_spends_more_cpu_than_it_asked_for_pays_the_difference():
     """A ranking asks for 3 x 62.5 units; with a unit of 0.01 ms of CPU, what it spent is far more
     (twice the asked units is 3.75 ms of CPU, which ranking a 4000-layer model over a line's cards
     spends many times over, however warm its caches)."""
-    app = app_with(API_KEYS=("k",), RATE_LIMIT=0.001, RATE_BURST=1e6, UNIT_CPU_MS=0.01)
+    app = app_with(API_KEYS=("k-test-key-00000000000000000000000",), RATE_LIMIT=0.001, RATE_BURST=1e6, UNIT_CPU_MS=0.01)
     client = app.test_client()
-    assert client.post("/v1/rank", json={"line": "datacenter", "model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
-    paid = 1e6 - level(app, key_id("k"))
+    assert client.post("/v1/rank", json={"line": "datacenter", "model": HUGE}, headers={"X-API-Key": "k-test-key-00000000000000000000000"}).status_code == 200
+    paid = 1e6 - level(app, key_id("k-test-key-00000000000000000000000"))
     assert paid > 3 * 4000 / 64 * 2  # well beyond what it asked for: its CPU time, in 0.01 ms units
 
 
 def test_a_cheap_request_pays_what_it_asked_for():
-    app = app_with(API_KEYS=("k",), RATE_LIMIT=0.001, RATE_BURST=100, UNIT_CPU_MS=1000)
+    app = app_with(API_KEYS=("k-test-key-00000000000000000000000",), RATE_LIMIT=0.001, RATE_BURST=100, UNIT_CPU_MS=1000)
     client = app.test_client()
-    assert client.post("/v1/memory", json={"model": HUGE}, headers={"X-API-Key": "k"}).status_code == 200
-    key = key_id("k")
+    assert client.post("/v1/memory", json={"model": HUGE}, headers={"X-API-Key": "k-test-key-00000000000000000000000"}).status_code == 200
+    key = key_id("k-test-key-00000000000000000000000")
     assert level(app, key) == pytest.approx(100 - 4000 / 64, abs=0.01)  # weighed like an estimate
 
 
@@ -65,21 +65,21 @@ def test_every_endpoint_weighs_its_model_by_its_layers(path, body):
 def test_a_flooding_key_is_refused_by_what_its_requests_cost_in_cpu():
     """One unit a second, a 20-unit burst: an unknown long name costs its CPU, so the key empties
     its bucket in a few requests instead of the hundreds a flat unit allowed."""
-    app = app_with(API_KEYS=("flood", "calm"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=0.05)
+    app = app_with(API_KEYS=("flood-test-key-0000000000000000000", "calm-test-key-00000000000000000000"), RATE_LIMIT=1.0, RATE_BURST=20.0, UNIT_CPU_MS=0.05)
     client = app.test_client()
-    statuses = [client.get("/v1/models/" + "x1" * 100, headers={"X-API-Key": "flood"}).status_code for _ in range(30)]
+    statuses = [client.get("/v1/models/" + "x1" * 100, headers={"X-API-Key": "flood-test-key-0000000000000000000"}).status_code for _ in range(30)]
     assert statuses[0] == 404 and 429 in statuses and statuses.index(429) < 10
-    assert client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "calm"}).status_code == 200
+    assert client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "calm-test-key-00000000000000000000"}).status_code == 200
 
 
 def test_what_requests_cost_is_in_the_metrics():
-    app = app_with(API_KEYS=("k",))
+    app = app_with(API_KEYS=("k-test-key-00000000000000000000000",))
     client = app.test_client()
-    client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "k"})
+    client.post("/v1/estimate", json=ESTIMATE, headers={"X-API-Key": "k-test-key-00000000000000000000000"})
     text = client.get("/metrics").get_data(as_text=True)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in text_string_to_metric_families(text) for s in family.samples}
-    key = key_id("k")
+    key = key_id("k-test-key-00000000000000000000000")
     assert samples[("sizing_request_units_total", (("client", key), ("route", "/v1/estimate")))] >= 1
     assert samples[("sizing_request_cpu_seconds_total", (("route", "/v1/estimate"),))] > 0
 

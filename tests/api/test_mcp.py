@@ -189,8 +189,8 @@ def test_tools_that_cannot_be_read_are_a_protocol_error_that_keeps_the_address_f
 
 
 def test_a_stdio_servers_key_is_sent_when_the_caller_brings_none():
-    keyed = create_app({"TESTING": True, "API_KEYS": ("k1",)})
-    with_key = session(build_server(InProcess(keyed), api_key="k1"), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
+    keyed = create_app({"TESTING": True, "API_KEYS": ("k1-test-key-0000000000000000000000",)})
+    with_key = session(build_server(InProcess(keyed), api_key="k1-test-key-0000000000000000000000"), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
     without = session(build_server(InProcess(keyed)), lambda c: c.call_tool("getCard", {"card_id": "h100-sxm"}))
     assert not with_key.is_error and answer_of(with_key)["id"] == "h100-sxm"
     assert without.is_error and answer_of(without)["status"] == 401

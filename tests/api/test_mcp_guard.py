@@ -461,7 +461,7 @@ def test_a_bad_flag_or_variable_stops_the_start_naming_it(argv, env, named, no_s
 
 
 def test_a_key_for_stdio_is_ignored_over_http_with_a_warning(no_service_env, caplog):
-    no_service_env.setenv("SIZING_API_KEY", "k1")
+    no_service_env.setenv("SIZING_API_KEY", "k1-test-key-0000000000000000000000")
     served_by(["--http"])
     assert any(r.levelname == "WARNING" and "SIZING_API_KEY is ignored over HTTP" in r.getMessage()
                for r in caplog.records)
@@ -471,8 +471,8 @@ def test_without_http_main_speaks_the_protocol_over_stdio_with_its_key(no_servic
     """The domain in process (no SIZING_URL), keys required, SIZING_API_KEY the stdio server's:
     initialize and a tool call over stdin and stdout."""
     no_service_env.delenv("SIZING_URL")
-    no_service_env.setenv("SIZING_API_KEYS", "k1")
-    no_service_env.setenv("SIZING_API_KEY", "k1")
+    no_service_env.setenv("SIZING_API_KEYS", "k1-test-key-0000000000000000000000")
+    no_service_env.setenv("SIZING_API_KEY", "k1-test-key-0000000000000000000000")
     lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
              {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -578,7 +578,7 @@ def test_a_remote_backend_follows_no_redirect_so_a_callers_key_stays_with_the_se
     thread.start()
     backend = Remote(f"http://127.0.0.1:{served.server_port}", timeout_s=DEADLINE_S)
     try:
-        status, _, _ = backend.send(ToolRequest(method="GET", path="/cards/x", query={}, body=None), {"X-API-Key": "k1"})
+        status, _, _ = backend.send(ToolRequest(method="GET", path="/cards/x", query={}, body=None), {"X-API-Key": "k1-test-key-0000000000000000000000"})
     finally:
         backend.session.close()
         served.shutdown()
@@ -783,7 +783,7 @@ def rpc(port, method, params=None, **headers):
 
 
 def test_http_app_passes_the_callers_key_on_and_its_probe_follows_the_service():
-    backend = Switchable(create_app({"TESTING": True, "API_KEYS": ("k1",)}))
+    backend = Switchable(create_app({"TESTING": True, "API_KEYS": ("k1-test-key-0000000000000000000000",)}))
 
     def make_app(port):
         return http_app(build_server(backend), backend, HttpSettings(port=port))
@@ -791,9 +791,9 @@ def test_http_app_passes_the_callers_key_on_and_its_probe_follows_the_service():
     with uvicorn_serving(make_app, lifespan="on") as port, requests.Session() as http:
         assert http.get(f"http://127.0.0.1:{port}/healthz", timeout=DEADLINE_S).json() == {"status": "ok"}
         card = {"name": "getCard", "arguments": {"card_id": "h100-sxm"}}
-        keyed = rpc(port, "tools/call", card, **{"X-API-Key": "k1", "X-Request-ID": "r-1"}).json()["result"]
+        keyed = rpc(port, "tools/call", card, **{"X-API-Key": "k1-test-key-0000000000000000000000", "X-Request-ID": "r-1"}).json()["result"]
         assert not keyed.get("isError") and json.loads(keyed["content"][-1]["text"])["id"] == "h100-sxm"
-        bearer = rpc(port, "tools/call", card, Authorization="Bearer k1").json()["result"]
+        bearer = rpc(port, "tools/call", card, Authorization="Bearer k1-test-key-0000000000000000000000").json()["result"]
         assert not bearer.get("isError")
         # no key of the caller's: the server's own is not spent for it, and the service says 401
         keyless = rpc(port, "tools/call", card).json()["result"]

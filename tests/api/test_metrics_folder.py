@@ -8,6 +8,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from service import metrics
+from service.app import create_app
 from service.metrics import FIRST_FILE_BYTES, _ReservedMmapedDict, folder_problem
 
 ESTIMATE = {"model": "llama-3.1-8b", "hardware": {"card": "rtx-4090"}}
@@ -48,10 +49,18 @@ def test_what_is_wrong_with_the_folder(tmp_path, monkeypatch, fresh_failures):
     assert folder_problem() is None  # one process, its own registry
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     assert folder_problem() is None
-    metrics._safely(lambda: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    assert "failed: OSError: [Errno 28] No space left on device" in folder_problem()
+    metrics._safely(lambda: (_ for _ in ()).throw(OSError(28, "No space left on device", str(tmp_path / "x.db"))))
+    assert "failed: OSError: No space left on device" in folder_problem()
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "gone"))
-    assert folder_problem() == f"the metrics folder {tmp_path / 'gone'} is missing"
+    assert folder_problem() == "the metrics folder (PROMETHEUS_MULTIPROC_DIR) is missing"
+
+
+def test_readyz_names_no_path_of_the_host(tmp_path, monkeypatch, fresh_failures):
+    """What is wrong, and the setting to look at, for whoever asks: never where the folder is."""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "secret-place"))
+    ready = create_app({"TESTING": True}).test_client().get("/readyz")
+    assert ready.status_code == 503 and "PROMETHEUS_MULTIPROC_DIR" in ready.get_json()["detail"]
+    assert "secret-place" not in ready.get_data(as_text=True) and str(tmp_path) not in ready.get_data(as_text=True)
 
 
 def scrape(client) -> dict[str, float]:

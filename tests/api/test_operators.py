@@ -35,7 +35,7 @@ def open_client():
 
 @pytest.fixture()
 def keyed_client():
-    return create_app({"TESTING": True, "API_KEYS": ("k1",)}).test_client()
+    return create_app({"TESTING": True, "API_KEYS": ("k1-test-key-0000000000000000000000",)}).test_client()
 
 
 @pytest.mark.parametrize("url", ["/docs", "/docs/", "/docs/index.html"])

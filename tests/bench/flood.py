@@ -41,7 +41,10 @@ from service.client import SizingClient
 
 from .run import free_port, start_server, stop_server
 
-AS_DEPLOYED = {"SIZING_API_KEYS": "flood-key,calm-key", "SIZING_RATE_LIMIT": "50", "SIZING_RATE_BURST": "2000",
+# The two clients' keys, as long as the service requires (service/security.py, MIN_KEY_CHARS).
+FLOOD_KEY = "flood-key-0000000000000000000000000"
+CALM_KEY = "calm-key-00000000000000000000000000"
+AS_DEPLOYED = {"SIZING_API_KEYS": f"{FLOOD_KEY},{CALM_KEY}", "SIZING_RATE_LIMIT": "50", "SIZING_RATE_BURST": "2000",
                "SIZING_MAX_REQUEST_COST": "2000", "SIZING_HEAVY_CONCURRENCY": "1"}
 CALM_PAUSE_S = 0.02
 P99_LIMIT_S = 0.100
@@ -129,7 +132,7 @@ def flooder(base: str, key: str, seconds: float, threads: int, kind: str, slow: 
     return {"statuses": {str(k): v for k, v in sorted(statuses.items())}, "slow_closed": len(slow_said)}
 
 
-def spawn_flooder(base: str, seconds: float, threads: int, kind: str, slow: int = 0, key: str = "flood-key",
+def spawn_flooder(base: str, seconds: float, threads: int, kind: str, slow: int = 0, key: str = FLOOD_KEY,
                   start_new_session: bool = False) -> subprocess.Popen:
     """The flooder as a process of its own; its report is the last line of its stdout."""
     return subprocess.Popen([sys.executable, "-m", "tests.bench.flood", "flooder", "--base", base, "--key", key,
@@ -201,7 +204,7 @@ def four_batches(base: str, key: str) -> list[str]:
 def round_with_flood(base: str, seconds: float, slow: int) -> dict:
     proc = spawn_flooder(base, seconds, 8, "costly", slow)
     time.sleep(1.0)  # the flood is on before the calm client starts
-    calm_result = calm(base, "calm-key", time.monotonic() + seconds - 1.5, probe_healthz=bool(slow))
+    calm_result = calm(base, CALM_KEY, time.monotonic() + seconds - 1.5, probe_healthz=bool(slow))
     out, _ = proc.communicate(timeout=seconds + 120)
     return {**calm_result, "flood": json.loads(out.strip().splitlines()[-1])}
 
@@ -227,7 +230,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command")
     worker = sub.add_parser("flooder", help="run as the flooding client (used by the rounds)")
     worker.add_argument("--base", required=True)
-    worker.add_argument("--key", default="flood-key")
+    worker.add_argument("--key", default=FLOOD_KEY)
     worker.add_argument("--seconds", type=float, default=15)
     worker.add_argument("--threads", type=int, default=8)
     worker.add_argument("--kind", choices=("costly", "batches"), default="costly")
@@ -249,7 +252,7 @@ def main(argv=None) -> int:
             print("\n".join(lines) + f"\n  -> {'pass' if ok else 'FAIL'}", flush=True)
             verdicts.append(ok)
             time.sleep(3)  # the flooding key's debt is its own; the next round starts on quiet workers
-        outcomes = four_batches(base, "calm-key")
+        outcomes = four_batches(base, CALM_KEY)
         ok = outcomes == ["ok"] * 4
         print(f"four concurrent 50-item batches from one Python client: {outcomes}\n  -> {'pass' if ok else 'FAIL'}")
         verdicts.append(ok)

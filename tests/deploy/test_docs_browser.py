@@ -37,7 +37,7 @@ def test_without_keys_the_page_offers_no_authorize_button_or_padlocks(running, t
 
 
 def test_with_keys_the_page_offers_them(tmp_path):
-    with srv.running(tmp_path, workers=1, threads=4, SIZING_API_KEYS="k1") as server:
+    with srv.running(tmp_path, workers=1, threads=4, SIZING_API_KEYS="k1-test-key-0000000000000000000000") as server:
         dom = chromium(tmp_path, "--dump-dom", f"{server.base}/docs").stdout
     assert 'data-path="/estimate"' in dom
     assert "btn authorize" in dom and "authorization__btn" in dom

@@ -22,8 +22,8 @@ FLOOD_S = 8.0
 # As deployed (deploy/k8s: keys, and a bucket per key), and as `make run` starts (no bucket: the
 # per-request budget and one batch at a time per worker).
 SETTINGS = {
-    "as-deployed": {"SIZING_API_KEYS": "flood-key,calm-key", "SIZING_RATE_LIMIT": "50", "SIZING_RATE_BURST": "2000"},
-    "defaults": {"SIZING_API_KEYS": "flood-key,calm-key"},
+    "as-deployed": {"SIZING_API_KEYS": f"{bench.FLOOD_KEY},{bench.CALM_KEY}", "SIZING_RATE_LIMIT": "50", "SIZING_RATE_BURST": "2000"},
+    "defaults": {"SIZING_API_KEYS": f"{bench.FLOOD_KEY},{bench.CALM_KEY}"},
 }
 
 
@@ -35,7 +35,7 @@ def flooded(base: str, kind: str, slow: int = 0, probe_healthz: bool = False) ->
     processes.STARTED.append(proc.pid)
     try:
         time.sleep(1.0)  # the flood is on before the calm client starts
-        calm = bench.calm(base, "calm-key", time.monotonic() + FLOOD_S - 1.5, probe_healthz)
+        calm = bench.calm(base, bench.CALM_KEY, time.monotonic() + FLOOD_S - 1.5, probe_healthz)
         out, _ = proc.communicate(timeout=FLOOD_S + 120)
     finally:
         processes.stop(proc, grace_s=5)
@@ -74,8 +74,8 @@ def test_a_client_flooding_its_costliest_requests_and_slow_headers_is_refused_an
 def test_four_concurrent_batches_from_one_python_client_all_succeed(tmp_path):
     """A procurement system's thread pool: more heavy requests than the workers have slots. The
     extra ones wait a moment for a slot, or are refused with Retry-After, which the client honours."""
-    with srv.running(tmp_path, workers=2, threads=4, SIZING_API_KEYS="k") as server:
-        client = SizingClient(server.base, api_key="k", timeout_s=60)
+    with srv.running(tmp_path, workers=2, threads=4, SIZING_API_KEYS=bench.CALM_KEY) as server:
+        client = SizingClient(server.base, api_key=bench.CALM_KEY, timeout_s=60)
         items = [{"model": "llama-3.1-70b", "hardware": {"card": "h100-sxm"}, "workload": {"batch_size": b}}
                  for b in range(1, 51)]
         with ThreadPoolExecutor(4) as pool:

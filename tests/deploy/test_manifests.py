@@ -276,6 +276,29 @@ def test_the_api_is_closed_by_default_with_keys_from_the_secret():
     assert float(env()["SIZING_RATE_LIMIT"]) > 0 and float(env()["SIZING_MAX_REQUEST_COST"]) > 0
 
 
+def test_metrics_are_closed_and_the_scraper_sends_a_key_that_opens_nothing_else():
+    assert env()["SIZING_AUTH_METRICS"] == "true"
+    scraper = next(e for e in container()["env"] if e["name"] == "SIZING_METRICS_KEYS")["valueFrom"]["secretKeyRef"]
+    secret = MANIFESTS["Secret"]
+    assert scraper["name"] == secret["metadata"]["name"] and scraper["key"] in secret["stringData"]
+    assert secret["stringData"][scraper["key"]] == ""  # shipped empty, as the API's keys
+    for endpoint in MANIFESTS["ServiceMonitor"]["spec"]["endpoints"]:
+        credentials = endpoint["authorization"]["credentials"]
+        assert endpoint["authorization"]["type"] == "Bearer" and credentials == {"name": scraper["name"],
+                                                                                 "key": scraper["key"]}
+
+
+def test_the_front_doors_limits_are_stated_and_each_is_one_the_service_reads():
+    from service.front.limits import from_env
+
+    stated = {name: value for name, value in env().items() if name.startswith("SIZING_") and (
+        "CONNECTIONS" in name or "TIMEOUT" in name or "BUFFER" in name or "ARRIVING" in name)}
+    assert len(stated) == 8
+    limits = from_env(stated)
+    assert limits.max_connections == int(stated["SIZING_MAX_CONNECTIONS"])
+    assert limits.body_buffer_bytes * 2 < 512 << 20  # two workers' bodies well inside the memory limit
+
+
 def test_the_network_policy_lets_in_only_labelled_callers_and_lets_nothing_out():
     policy = MANIFESTS["NetworkPolicy"]["spec"]
     pod_labels = MANIFESTS["Deployment"]["spec"]["template"]["metadata"]["labels"]

@@ -117,16 +117,16 @@ def test_over_streamable_http_in_process(expected, tmp_path):
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
-    with srv.running(tmp_path_factory.mktemp("api"), workers=2, threads=4, SIZING_API_KEYS="k1,k2") as running:
+    with srv.running(tmp_path_factory.mktemp("api"), workers=2, threads=4, SIZING_API_KEYS="k1-test-key-0000000000000000000000,k2-test-key-0000000000000000000000") as running:
         yield running
 
 
 def test_beside_a_keyed_service_as_deployed_the_callers_key_goes_on(api, tmp_path):
     over_the_wire = requests.post(f"{api.base}/v1/estimate", json=QUESTION, params=TOOL_FIELDS,
-                                  headers={"X-API-Key": "k2"}, timeout=30)
+                                  headers={"X-API-Key": "k2-test-key-0000000000000000000000"}, timeout=30)
     # a key in the MCP server's environment is not lent to callers over HTTP
-    with mcp_http(tmp_path, SIZING_URL=api.base, SIZING_API_KEY="k1") as base:
-        check(ask(f"{base}/mcp", Authorization="Bearer k1"), over_the_wire.json())
+    with mcp_http(tmp_path, SIZING_URL=api.base, SIZING_API_KEY="k1-test-key-0000000000000000000000") as base:
+        check(ask(f"{base}/mcp", Authorization="Bearer k1-test-key-0000000000000000000000"), over_the_wire.json())
         # the contract is public, so the tools list; a call without a key is the API's 401
         names, good, _ = ask(f"{base}/mcp")
         assert names == TOOL_NAMES
