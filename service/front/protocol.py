@@ -248,8 +248,9 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         except httptools.HttpParserCallbackError as exc:
             refused = exc.__context__
-            if not isinstance(refused, Refused):
-                raise
+            if not isinstance(refused, Refused):  # a fault of a callback's own: logged, once a kind
+                self._fault(refused or exc)
+                refused = Refused(400, "unreadable (400)", "the request could not be read")
             self._refuse(refused.status, refused.reason, refused.detail)
             return
         except httptools.HttpParserError as exc:
@@ -262,6 +263,15 @@ class GuardedProtocol(HttpToolsProtocol):
         elif self.reading and self.wire_bytes > self.limits.max_message_bytes:
             self._refuse(413, "a request too large (413)",
                          f"the request is larger than {self.limits.max_message_bytes} bytes on the wire")
+
+    faults: set[str] = set()
+
+    def _fault(self, exc: BaseException) -> None:
+        kind = type(exc).__name__
+        if kind not in self.faults:
+            self.faults.add(kind)
+            log.error("a parser callback failed on a request (answered 400; later ones of this kind are counted)",
+                      exc_info=exc)
 
     def _refuse(self, status: int, reason: str, detail: str) -> None:
         """Answer `status` for the request being read, and close. When it is a request pipelined

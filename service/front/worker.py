@@ -49,6 +49,7 @@ class FrontWorker(UvicornWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.cfg.is_ssl:
+            self.tmp.close()  # the heartbeat file gunicorn's worker opened
             raise RuntimeError("TLS is not served by the sizing service's workers: terminate it at the ingress")
         self.limits = replace(LIMITS, idle_timeout_s=float(self.cfg.keepalive))
 
