@@ -5,8 +5,9 @@ uvicorn parses; this class only counts and times what the parser reports through
 and asyncio's protocol methods, and closes what passes a bound (FrontLimits, limits.py):
 
 - connections: at most `max_connections` open, `max_connections_per_peer` from one address; past
-  either, the idlest idle connection in the way is closed (HTTP lets a server close an idle
-  connection), or the new one is answered 503 and closed when every one is busy;
+  either, an idle connection in the way is closed (HTTP lets a server close an idle connection:
+  the address's idlest, or in all the idlest of the address holding the most), or the new one
+  is answered 503 and closed when every one is busy;
 - time: a connection that sends nothing within `idle_timeout_s` of its accept (or of its last
   answer, uvicorn's keep-alive) is closed; a head not whole within `header_timeout_s` of its first
   byte gets a 408; an answer the client does not read for `write_timeout_s` is dropped, and a
@@ -137,7 +138,9 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def _make_room(self) -> str | None:
         """None when this connection may stay, after closing an idle one in its way if needed;
-        else why it may not."""
+        else why it may not. Past the cap from its own address, that address's idlest goes;
+        past the cap in all, the idlest of the address holding the most: a flood of connections
+        from many addresses closes its own before a caller's one or two."""
         if self.books.by_peer[self.peer] >= self.limits.max_connections_per_peer \
                 and not self._close_idlest(lambda c: c.peer == self.peer):
             return f"too many connections from one address (at most {self.limits.max_connections_per_peer})"
@@ -150,7 +153,8 @@ class GuardedProtocol(HttpToolsProtocol):
                 if isinstance(c, GuardedProtocol) and c.counted and c.waiting() and among(c)]
         if not idle:
             return False
-        idlest = min(idle, key=lambda c: c.idle_since)
+        held = self.books.by_peer
+        idlest = min(idle, key=lambda c: (-held[c.peer], c.idle_since))
         idlest._uncount()
         idlest._close()
         self.tally.add("an idle connection closed to make room")

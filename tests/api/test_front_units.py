@@ -400,6 +400,23 @@ def test_connections_past_a_cap_close_the_idlest_or_are_refused():
                 sock.close()
 
 
+def test_past_the_cap_in_all_the_address_holding_the_most_gives_way_first():
+    with serving(FrontLimits(max_connections=4, max_connections_per_peer=3)) as (port, _):
+        caller = connect(port, "127.0.0.5")  # the oldest idle connection, its address's only one
+        time.sleep(0.05)
+        flood = [connect(port, "127.0.0.6") for _ in range(3)]
+        time.sleep(0.05)
+        newcomer = connect(port, "127.0.0.7")
+        try:
+            assert read_all(flood[0]) == b""  # the flood's idlest went, not the older caller
+            caller.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            caller.settimeout(WAIT_S)
+            assert caller.recv(12) == b"HTTP/1.1 200"
+        finally:
+            for sock in [caller, newcomer, *flood]:
+                sock.close()
+
+
 def test_an_answer_nobody_reads_is_dropped_after_the_write_timeout():
     big = b"z" * (4 * MIB)
 

@@ -41,7 +41,7 @@ def test_every_operation_answers(client):
                     prices={"h100-sxm": 220_000, "rtx-4090": 14_000}, rent_per_card_hour={"h100-sxm": 15})
     answer = client.compare(**compared)
     assert answer["best"] and answer["options"][0]["purchase"]["cost_of_ownership"]["typical"] > 0
-    assert client.compare(**compared, as_format="csv").startswith("rank,option,")
+    assert client.compare(**compared, as_format="csv").startswith('"rank","option",')
     assert '<table id="options">' in client.compare(**compared, as_format="html")
     assert client.rank(line="consumer")["ranking"]
     assert client.recommend(scenario="developer")["tier"]["id"] == "W-A"

@@ -120,6 +120,7 @@ class Watch:
 
     server: srv.Server
     probes: list[tuple[float, bool]] = field(default_factory=list)  # (seconds, answered 200)
+    failures: list[str] = field(default_factory=list)  # what a probe that failed got
     workers: list[set[int]] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -130,9 +131,13 @@ class Watch:
                 with connect(self.server, "127.0.0.1") as sock:
                     sock.settimeout(10)
                     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n")
-                    ok = read_all(sock, 10).startswith(b"HTTP/1.1 200 ")
-            except OSError:
+                    said = read_all(sock, 10)
+                    ok = said.startswith(b"HTTP/1.1 200 ")
+                    if not ok:
+                        self.failures.append(repr(said[:300]))
+            except OSError as exc:
                 ok = False
+                self.failures.append(repr(exc))
             self.probes.append((time.monotonic() - started, ok))
             self.workers.append(self.server.children())
 
@@ -143,7 +148,8 @@ class Watch:
             time.sleep(0.05)
         assert len(self.probes) >= seen + 2, "the watch stopped probing"
         slow = [(round(s, 3), ok) for s, ok in self.probes if not ok or s > PROBE_S]
-        assert not slow, f"/healthz failed or took over {PROBE_S} s: {slow} of {len(self.probes)} probes"
+        assert not slow, f"/healthz failed or took over {PROBE_S} s: {slow} of {len(self.probes)} probes; " \
+                         f"the failures got {self.failures}"
         assert all(w == self.workers[0] for w in self.workers) and len(self.workers[0]) == 2, \
             f"the workers changed: {self.workers[0]} -> {[w for w in self.workers if w != self.workers[0]][:3]}"
         print(f"/healthz: {len(self.probes)} probes, worst {max(s for s, _ in self.probes) * 1e3:.0f} ms; "
