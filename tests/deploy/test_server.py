@@ -124,7 +124,8 @@ def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
 
 @pytest.mark.parametrize(("name", "value"), [
     ("workers", 2), ("threads", 4), ("worker_class", "service.front.worker.FrontWorker"),
-    ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None), ("control_socket_disable", True)])
+    ("timeout", 30), ("graceful_timeout", 20), ("accesslog", None), ("control_socket_disable", True),
+    ("reuse_port", True)])
 def test_gunicorn_settings_are_pinned(monkeypatch, name, value):
     for var in ("WORKERS", "THREADS", "PORT", "HOST"):
         monkeypatch.delenv(var, raising=False)
@@ -166,6 +167,33 @@ def test_the_front_doors_own_errors_are_problem_json_too(server):
     assert response.status_code in (400, 414)
     assert response.headers["Content-Type"] == "application/problem+json"
     assert response.json()["status"] == response.status_code
+
+
+def test_the_workers_share_the_connections_and_a_second_server_on_the_port_stops(server, tmp_path):
+    """Each worker has a socket of its own on the port (reuse_port): sixteen kept-alive
+    connections are spread over both, never all held by the worker that woke first; a second
+    instance on the same port is refused, not let in to share it."""
+    import socket as sockets
+
+    def sockets_of(pid: int) -> int:
+        return sum(1 for fd in os.listdir(f"/proc/{pid}/fd") if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"))
+
+    port = int(server.base.rsplit(":", 1)[1])
+    before = {pid: sockets_of(pid) for pid in server.children()}
+    opened = [sockets.create_connection(("127.0.0.1", port), timeout=10) for _ in range(32)]
+    try:
+        for sock in opened:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        for sock in opened:
+            assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        gained = {pid: sockets_of(pid) - count for pid, count in before.items()}
+        assert sum(gained.values()) >= 32 and min(gained.values()) >= 4, gained  # 16 +- 12: P(miss) < 1e-5
+    finally:
+        for sock in opened:
+            sock.close()
+    with pytest.raises(RuntimeError) as info:
+        srv.start(tmp_path, workers=1, threads=1, PORT=str(port))
+    assert "in use" in str(info.value)
 
 
 def test_a_key_setting_without_a_key_stops_gunicorn(tmp_path):
