@@ -57,6 +57,7 @@ from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge, ServiceUnavailable, TooManyRequests
 
 from .api.problem_messages import COST_TOO_HIGH, RATE_SPENT, SLOT_BUSY, SLOTS_BUSY
+from .front.limits import env_number
 from .metrics import count_cost
 from .sizing import Message
 
@@ -76,16 +77,7 @@ _KEY = "sizing.limits"
 
 
 def _number(name: str, default: float | None, integer: bool = False) -> float | None:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = int(value) if integer else float(value)
-    except ValueError:
-        raise ValueError(f"{name} must be a {'whole ' if integer else ''}number, got {value!r}") from None
-    if not 0 <= number < math.inf:
-        raise ValueError(f"{name} must be zero or more, got {value!r}")
-    return number
+    return env_number(os.environ, name, default, integer=integer, zero=True)
 
 
 def _default_queue(slots: float | None) -> int:

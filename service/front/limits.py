@@ -31,6 +31,7 @@ framing and trailers at most as much again.
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 MIB = 1 << 20
@@ -73,7 +74,9 @@ class FrontLimits:
         return self.max_head_bytes + 2 * self.max_body_bytes
 
 
-def _number(environ: dict[str, str], name: str, default: float, integer: bool = False) -> float:
+def env_number(environ: Mapping[str, str], name: str, default, *, integer: bool = False, zero: bool = False):
+    """The number a setting of the environment holds, or `default` when it is unset or blank;
+    ValueError naming it when it is not a (whole) number above zero (`zero`: zero or more)."""
     value = environ.get(name, "").strip()
     if not value:
         return default
@@ -81,8 +84,9 @@ def _number(environ: dict[str, str], name: str, default: float, integer: bool = 
         number = int(value) if integer else float(value)
     except ValueError:
         raise ValueError(f"{name} must be a {'whole ' if integer else ''}number, got {value!r}") from None
-    if not 0 < number < math.inf:
-        raise ValueError(f"{name} must be above zero, got {value!r}")
+    in_range = number >= 0 if zero else number > 0  # False for nan
+    if not (in_range and number < math.inf):
+        raise ValueError(f"{name} must be {'zero or more' if zero else 'above zero'}, got {value!r}")
     return number
 
 
@@ -96,15 +100,15 @@ def from_env(environ: dict[str, str] | None = None, **given: float) -> FrontLimi
     base = replace(FrontLimits(), **given)
     return replace(
         base,
-        max_connections=int(_number(environ, "SIZING_MAX_CONNECTIONS", base.max_connections, integer=True)),
-        max_connections_per_peer=int(_number(environ, "SIZING_MAX_CONNECTIONS_PER_PEER",
+        max_connections=int(env_number(environ, "SIZING_MAX_CONNECTIONS", base.max_connections, integer=True)),
+        max_connections_per_peer=int(env_number(environ, "SIZING_MAX_CONNECTIONS_PER_PEER",
                                              base.max_connections_per_peer, integer=True)),
-        header_timeout_s=_number(environ, "SIZING_HEADER_TIMEOUT_S", base.header_timeout_s),
-        body_timeout_s=_number(environ, "SIZING_BODY_TIMEOUT_S", base.body_timeout_s),
-        write_timeout_s=_number(environ, "SIZING_WRITE_TIMEOUT_S", base.write_timeout_s),
-        body_buffer_bytes=int(_number(environ, "SIZING_BODY_BUFFER_MIB", base.body_buffer_bytes / MIB) * MIB),
-        body_buffer_per_peer_bytes=int(_number(environ, "SIZING_BODY_BUFFER_PER_PEER_MIB",
+        header_timeout_s=env_number(environ, "SIZING_HEADER_TIMEOUT_S", base.header_timeout_s),
+        body_timeout_s=env_number(environ, "SIZING_BODY_TIMEOUT_S", base.body_timeout_s),
+        write_timeout_s=env_number(environ, "SIZING_WRITE_TIMEOUT_S", base.write_timeout_s),
+        body_buffer_bytes=int(env_number(environ, "SIZING_BODY_BUFFER_MIB", base.body_buffer_bytes / MIB) * MIB),
+        body_buffer_per_peer_bytes=int(env_number(environ, "SIZING_BODY_BUFFER_PER_PEER_MIB",
                                                base.body_buffer_per_peer_bytes / MIB) * MIB),
-        max_arriving_per_peer=int(_number(environ, "SIZING_ARRIVING_PER_PEER", base.max_arriving_per_peer,
+        max_arriving_per_peer=int(env_number(environ, "SIZING_ARRIVING_PER_PEER", base.max_arriving_per_peer,
                                           integer=True)),
     )
