@@ -7,18 +7,19 @@ import contextlib
 import io
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from gunicorn.config import Config as GunicornConfig
 
 from service.front import door, worker
 from service.front.door import BodyHolds, FrontDoor, Problem, build_environ, call_wsgi, read_body
 from service.front.limits import MIB, FrontLimits, from_env
 from service.front.protocol import Tally, guarded_protocol
+from tests.deploy.server import read_all
+
+from .support import uvicorn_in_thread
 
 WAIT_S = 10.0
 
@@ -261,39 +262,14 @@ def echo_app(environ, start_response):
 
 @contextlib.contextmanager
 def serving(limits: FrontLimits, app=echo_app) -> Iterator[tuple[int, type]]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
     protocol = guarded_protocol(limits)
-    config = uvicorn.Config(FrontDoor(app, limits, 2, protocol.tally), log_config=None, ws="none", lifespan="on",
-                            http=protocol, proxy_headers=False, timeout_graceful_shutdown=2, loop="asyncio")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + WAIT_S
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
+    with uvicorn_in_thread(lambda port: FrontDoor(app, limits, 2, protocol.tally), protocol, lifespan="on",
+                           proxy_headers=False, loop="asyncio") as port:
         yield port, protocol
-    finally:
-        server.should_exit = True
-        thread.join(WAIT_S)
-        listener.close()
-    assert not thread.is_alive()
 
 
 def connect(port, source="127.0.0.1") -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=WAIT_S, source_address=(source, 0))
-
-
-def read_all(sock) -> bytes:
-    sock.settimeout(WAIT_S)
-    out = b""
-    with contextlib.suppress(ConnectionResetError):
-        while chunk := sock.recv(65536):
-            out += chunk
-    return out
 
 
 def exchange(port, raw: bytes, half_close=True, source="127.0.0.1") -> bytes:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 import requests
-import uvicorn
 import yaml
 from mcp import Client
 from werkzeug.serving import make_server
@@ -41,7 +40,7 @@ from service.mcp_server import (
     origin_list,
 )
 from service.tools import ToolRequest, tools_from_spec
-from tests.api.support import answer_of
+from tests.api.support import answer_of, uvicorn_in_thread
 from tests.contract.test_spec_lint import SPEC
 from tests.deploy.server import free_port
 
@@ -617,31 +616,10 @@ def test_the_service_is_ready_only_when_its_readyz_answers_200(remote):
 
 # --- uvicorn in a thread: the capped protocol and http_app over real sockets -----------------------
 
-@contextmanager
 def uvicorn_serving(make_app, *, max_connections=256, idle_timeout_s=30.0, lifespan="off"):
-    """`make_app(port)` served by uvicorn with the front door's protocol, in a thread of this process,
-    on a loopback socket bound here; stopped (and the thread joined) whatever the test did."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    config = uvicorn.Config(make_app(port), log_config=None, ws="none", lifespan=lifespan,
-                            http=guarded_protocol(FrontLimits(max_connections=max_connections,
-                                                              idle_timeout_s=idle_timeout_s)),
-                            timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + DEADLINE_S
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(DEADLINE_S)
-        listener.close()
-    assert not thread.is_alive(), "uvicorn did not stop"
+    """`make_app(port)` served by uvicorn with the front door's protocol, in a thread of this process."""
+    limits = FrontLimits(max_connections=max_connections, idle_timeout_s=idle_timeout_s)
+    return uvicorn_in_thread(make_app, guarded_protocol(limits), lifespan=lifespan)
 
 
 class Counting:

@@ -1,5 +1,6 @@
 """Start the real server (deploy/entrypoint.sh, gunicorn) on a free loopback port for a test."""
 
+import contextlib
 import json
 import os
 import socket
@@ -16,6 +17,16 @@ import requests
 from tests import processes
 
 ROOT = Path(__file__).parents[2]
+
+
+def read_all(sock: socket.socket, timeout_s: float = 30.0) -> bytes:
+    """Everything a server sends on `sock` until it closes the connection (a reset is a close)."""
+    sock.settimeout(timeout_s)
+    chunks = []
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def free_port() -> int:

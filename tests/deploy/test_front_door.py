@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from service.front.limits import FrontLimits
 
 from . import server as srv
+from .server import read_all
 
 DEFAULTS = FrontLimits()
 TIMEOUT_S = 2  # the header, body and write timeouts of the server under attack
@@ -50,16 +51,6 @@ def port_of(server) -> int:
 
 def connect(server, source: str = "127.0.0.2") -> socket.socket:
     return socket.create_connection(("127.0.0.1", port_of(server)), timeout=WAIT_S, source_address=(source, 0))
-
-
-def read_all(sock: socket.socket, timeout_s: float = WAIT_S) -> bytes:
-    """Everything the server sends until it closes the connection (a reset is a close)."""
-    sock.settimeout(timeout_s)
-    chunks = []
-    with contextlib.suppress(ConnectionResetError):
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
 
 
 @dataclass
