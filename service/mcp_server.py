@@ -84,8 +84,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .front.door import BodyHolds, Problem, read_body
+from .front.door import BodyHolds, read_body
 from .front.limits import FrontLimits
+from .front.problems import Problem
 from .front.protocol import guarded_protocol
 from .tools import ToolArgumentError, ToolOperation, ToolRequest, request_for, tool_answer, tools_from_spec
 

@@ -20,12 +20,11 @@ import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from .limits import FrontLimits
-from .problems import problem_body, problem_headers
+from .problems import Problem
 from .protocol import Tally
 
 log = logging.getLogger("sizing.front")
@@ -33,22 +32,6 @@ Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A refusal the front door answers itself, after which the connection closes."""
-
-    status: int
-    reason: str  # what the refusal is, for the worker's tally of them
-    detail: str
-    retry_after_s: int | None = None
-
-    async def send(self, send: Send) -> None:
-        body = problem_body(self.status, self.detail)
-        await send({"type": "http.response.start", "status": self.status,
-                    "headers": problem_headers(body, self.retry_after_s)})
-        await send({"type": "http.response.body", "body": body})
 
 
 class BodyHolds:
@@ -113,12 +96,13 @@ class Hold:
 
     def __exit__(self, *_: object) -> None:
         self.arrived()
-        holds = self.holds
-        holds.total -= self.bytes
-        holds.by_peer[self.peer] -= self.bytes
-        if holds.by_peer[self.peer] <= 0:
-            del holds.by_peer[self.peer]
-        self.bytes = 0
+        if self.bytes:  # most requests (probes, GETs) held nothing
+            holds = self.holds
+            holds.total -= self.bytes
+            holds.by_peer[self.peer] -= self.bytes
+            if holds.by_peer[self.peer] <= 0:
+                del holds.by_peer[self.peer]
+            self.bytes = 0
 
 
 def _header(scope: Scope, name: bytes) -> list[bytes]:

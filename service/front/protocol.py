@@ -36,18 +36,18 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .limits import FrontLimits
-from .problems import problem_response
+from .problems import Problem
 
 log = logging.getLogger("sizing.front")
 LOG_EVERY_S = 10.0
 
 
 class Refused(Exception):
-    """Raised in a parser callback to stop the parse: the request is answered `status`."""
+    """Raised in a parser callback to stop the parse: the request is answered `problem`."""
 
     def __init__(self, status: int, reason: str, detail: str) -> None:
         super().__init__(detail)
-        self.status, self.reason, self.detail = status, reason, detail
+        self.problem = Problem(status, reason, detail)
 
 
 class Tally:
@@ -95,6 +95,7 @@ class GuardedProtocol(HttpToolsProtocol):
     limits = FrontLimits()
     books = Books()
     tally = Tally()
+    faults: set[str] = set()  # the kinds of callback faults logged in this process
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -116,7 +117,7 @@ class GuardedProtocol(HttpToolsProtocol):
         refusal = self._make_room()
         if refusal is not None:
             self.tally.add(refusal)
-            transport.write(problem_response(503, f"{refusal}; retry in a second", retry_after_s=1))
+            transport.write(Problem(503, refusal, f"{refusal}; retry in a second", retry_after_s=1).response())
             self._close()
             return
         self.books.open += 1
@@ -190,7 +191,8 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.cycle is not None and not self.cycle.response_complete:
             self.cycle.keep_alive = False  # a pipelined head behind an answer in progress: close after it
             return
-        self._answer_and_close(408, f"the request's head did not arrive within {self.limits.header_timeout_s:g} s")
+        self._answer_and_close(Problem(408, "a head not whole in time (408)",
+                                       f"the request's head did not arrive within {self.limits.header_timeout_s:g} s"))
 
     def timeout_keep_alive_handler(self) -> None:
         if not self.transport.is_closing():
@@ -218,9 +220,9 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.drop_timer is None:
             self.drop_timer = self.loop.call_later(self.limits.close_grace_s, self.transport.abort)
 
-    def _answer_and_close(self, status: int, detail: str) -> None:
+    def _answer_and_close(self, problem: Problem) -> None:
         if not self.transport.is_closing():
-            self.transport.write(problem_response(status, detail))
+            self.transport.write(problem.response())
         self._close()
 
     def on_response_complete(self) -> None:
@@ -252,23 +254,22 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         except httptools.HttpParserCallbackError as exc:
             refused = exc.__context__
-            if not isinstance(refused, Refused):  # a fault of a callback's own: logged, once a kind
+            if isinstance(refused, Refused):
+                self._refuse(refused.problem)
+            else:  # a fault of a callback's own: logged, once a kind
                 self._fault(refused or exc)
-                refused = Refused(400, "unreadable (400)", "the request could not be read")
-            self._refuse(refused.status, refused.reason, refused.detail)
+                self._refuse(Problem(400, "unreadable (400)", "the request could not be read"))
             return
         except httptools.HttpParserError as exc:
-            self._refuse(400, "malformed (400)", f"the request is not valid HTTP/1.1: {exc}")
+            self._refuse(Problem(400, "malformed (400)", f"the request is not valid HTTP/1.1: {exc}"))
             return
         self.wire_bytes += len(data)
         if self.in_head and self.wire_bytes > self.limits.max_request_line_bytes + self.limits.max_head_bytes:
-            self._refuse(431, "a head too large (431)",
-                         f"the request's head is larger than {self.limits.max_head_bytes} bytes")
+            self._refuse(Problem(431, "a head too large (431)",
+                                 f"the request's head is larger than {self.limits.max_head_bytes} bytes"))
         elif self.reading and self.wire_bytes > self.limits.max_message_bytes:
-            self._refuse(413, "a request too large (413)",
-                         f"the request is larger than {self.limits.max_message_bytes} bytes on the wire")
-
-    faults: set[str] = set()
+            self._refuse(Problem(413, "a request too large (413)",
+                                 f"the request is larger than {self.limits.max_message_bytes} bytes on the wire"))
 
     def _fault(self, exc: BaseException) -> None:
         kind = type(exc).__name__
@@ -277,18 +278,18 @@ class GuardedProtocol(HttpToolsProtocol):
             log.error("a parser callback failed on a request (answered 400; later ones of this kind are counted)",
                       exc_info=exc)
 
-    def _refuse(self, status: int, reason: str, detail: str) -> None:
+    def _refuse(self, problem: Problem) -> None:
         """Answer `status` for the request being read, and close. When it is a request pipelined
         behind one whose answer is in progress, that answer is abandoned too (without writing
         ahead of it)."""
-        self.tally.add(reason)
+        self.tally.add(problem.reason)
         cycle = self.cycle
         in_progress = cycle is not None and not cycle.response_complete
         if in_progress:
             cycle.disconnected = True  # the app's answer, if any comes, is not written
             cycle.message_event.set()
         if not in_progress or (not self.in_head and not cycle.response_started):
-            self._answer_and_close(status, detail)
+            self._answer_and_close(problem)
         else:
             self._close()
 
