@@ -21,11 +21,12 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+from ..sizing import calibration as cal
 from ..sizing import engines
 from . import validate
 
 SERVING = (validate.SINGLE, validate.SEVERAL, validate.FULL)
-EVERY_SERVING = SERVING + (validate.TTFT,)
+EVERY_SERVING = SERVING + (validate.TTFT, validate.TTFT_LOADED)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ def _engine_target(engine: str, regimes: tuple[str, ...], grid: dict[str, tuple]
 _GUIDE_MATMULS = (0.6, 0.65, 0.7)
 _MATMULS = tuple((round(t - 0.1, 2), t, round(min(0.95, t + 0.1), 2))
                  for t in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85))
+# A request's fixed wait for its first token: 0-150 ms.
+_REQUEST = _us(0, 10_000, 20_000, 30_000, 50_000, 75_000, 100_000, 150_000)
 TARGETS: list[Target] = [
     _engine_target(
         "llama.cpp", (validate.SINGLE, validate.SEVERAL),
@@ -109,20 +112,20 @@ TARGETS: list[Target] = [
          "expert_half_width": 0.0},
         "the guide's 70 % of the bandwidth and 60-70 % of peak"),
     _engine_target(
-        "vllm", (validate.SINGLE, validate.SEVERAL, validate.FULL),
-        {"layer_overhead_s": _us(0, 10, 20, 40, 60),
+        "vllm", (validate.SINGLE, validate.SEVERAL, validate.FULL, validate.TTFT),
+        {"layer_overhead_s": _us(0, 10, 20, 40, 60), "request_overhead_s": _REQUEST,
          "moe_layer_overhead_s": _us(0, 50, 100, 150, 200, 300, 400),
          "compute_efficiency": _MATMULS, "sequence_overhead_s": _us(0, 2, 5, 10, 20)},
         "per-layer cost, extra per MoE layer, matmul share of peak under load, host work per running "
-        "sequence",
+        "sequence, fixed time a request waits for its first token",
         {"layer_overhead_s": 0.0, "moe_layer_overhead_s": 0.0, "compute_efficiency": _GUIDE_MATMULS,
-         "sequence_overhead_s": 0.0},
+         "sequence_overhead_s": 0.0, "request_overhead_s": 0.0},
         "no fixed costs, the guide's 60-70 % of peak"),
     _engine_target(
-        "sglang", (validate.SEVERAL,),
-        {"moe_layer_overhead_s": _us(0, 100, 200, 300, 400, 500, 600, 800)},
-        "extra per MoE layer",
-        {"moe_layer_overhead_s": 0.0}, "no extra cost per MoE layer"),
+        "sglang", (validate.SEVERAL, validate.TTFT),
+        {"moe_layer_overhead_s": _us(0, 100, 200, 300, 400, 500, 600, 800), "request_overhead_s": _REQUEST},
+        "extra per MoE layer, fixed time a request waits for its first token",
+        {"moe_layer_overhead_s": 0.0, "request_overhead_s": 0.0}, "no extra cost per MoE layer or request"),
 ]
 
 
@@ -185,7 +188,9 @@ def applied(values: dict[str, dict]) -> Iterator[None]:
 
 
 def _ratios(target: Target, cases: list[validate.Case], values: dict) -> list[float]:
-    with applied({target.name: values}):
+    """The model's own ratios (no calibration table in force: its typical factors are fitted
+    on what these constants leave)."""
+    with applied({target.name: values}), cal.applied(cal.UNCALIBRATED):
         out = []
         for case in cases:
             out.append(validate.ratio(case.regime, case.estimate(False).value,

@@ -25,6 +25,7 @@ from ..sizing import (
     LIST_SEPARATOR,
     OPTIMIZERS,
     RANK_BY,
+    RECIPES,
     RECOMPUTE_MODES,
     SCENARIOS,
     TEMPLATES,
@@ -435,6 +436,14 @@ class WorkloadSpecSchema(_Optional):
     recompute = fields.String(validate=validate.OneOf(RECOMPUTE_MODES), metadata=doc(
         "Activation recomputation: none (eager attention stores scores), selective (default; "
         "FlashAttention) or full (gradient checkpointing; LoRA/QLoRA default)."))
+    recipe = fields.String(validate=validate.OneOf(tuple(RECIPES)), metadata=doc(
+        "Full fine-tunes and pre-training: where the training state lives. standard (mixed precision, "
+        "fp32 master weights and optimizer states on the cards), low-memory (bf16 weights without fp32 "
+        "masters, the optimizer step in the backward pass, paged 8-bit AdamW states in host memory, "
+        "activation checkpointing: torchtune's single-card full fine-tune) or cpu-offload (fp32 masters and "
+        "optimizer states in host memory, the step on the CPU: ZeRO-Offload). Omitted, a full fine-tune "
+        "that does not fit the cards asked with the standard recipe takes the fastest of the others that "
+        "fits (said in assumptions)."))
     lora_rank = StrictInteger(validate=_range(1, 4096), metadata=doc(
         "LoRA rank; default 16."))
     lora_targets = fields.String(validate=validate.OneOf(("attention", "all_linear")), metadata=doc(
@@ -1118,7 +1127,8 @@ TargetSchema = answer_schema(
 CapacityOptionSchema = answer_schema(
     CapacityAnswer, "CapacityOption",
     show="card meets_target cards machines parallelism copies sequences_per_copy tokens_per_s_per_user "
-         "time_to_first_token_s time_per_output_token_s total_tokens_per_s power_w reason assumptions",
+         "time_to_first_token_s time_per_output_token_s total_tokens_per_s power_w reason assumptions "
+         "cards_at_low_end",
     description="The cards of one kind a serving target needs.")
 ScalingPointSchema = answer_schema(
     ScalingPoint, "ScalingPoint",

@@ -53,7 +53,7 @@ from .ranking import DIMENSIONS, DimensionScore, Excluded, RankedCard, RankResul
 from .recommend import SCENARIOS, Candidate, Constraints
 from .summary import card_summary, model_summary, page_summary, trouble_summary
 from .throughput import DecodePoint, Range, ThroughputAnswer
-from .training import OPTIMIZERS, RECOMPUTE_MODES
+from .training import OPTIMIZERS, RECIPES, RECOMPUTE_MODES
 from .training_time import TrainingAnswer
 from .troubleshoot import diagnose
 from .units import GB, GIB, TERA, billions_to_count
@@ -61,7 +61,7 @@ from .zh import said_in, to_zh
 
 __all__ = [
     "ACCUMULATE", "DIMENSIONS", "ENGINE_NAMES", "GB", "GIB", "INTERCONNECT_KINDS", "LADDER", "LINES",
-    "OPTIMIZERS", "RANK_BY", "RECOMPUTE_MODES", "SCENARIOS", "TERA",
+    "OPTIMIZERS", "RANK_BY", "RECIPES", "RECOMPUTE_MODES", "SCENARIOS", "TERA",
     "Alternative", "Assumption", "CapacityAnswer", "CapacityResult", "Candidate", "Card", "Catalogs",
     "CompareOption", "CompareResult", "Component", "Constraints", "CostResult", "DecodePoint",
     "DimensionScore", "EnergyAnswer",

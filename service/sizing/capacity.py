@@ -9,6 +9,7 @@ serves; copies fill the target. The plan with the fewest cards wins.
 import math
 from dataclasses import dataclass, replace
 
+from . import calibration
 from . import defaults as d
 from . import messages as M
 from .cards import Card
@@ -20,7 +21,7 @@ from .memory import memory_breakdown
 from .model import ModelSpec
 from .placement import groups_holding, usable_bytes
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
-from .throughput import CapacityPoint, capacity_copy, setup
+from .throughput import CapacityPoint, calibrated, capacity_copy, setup
 
 PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
 
@@ -73,6 +74,10 @@ class CapacityAnswer:
     assumptions: tuple[Assumption, ...] = ()
     """Defaults this card's answer applied (machine size, links, usable memory, bandwidth share, fixed costs), with
     values and why."""
+    cards_at_low_end: int | None = None
+    """Least cards of this kind that meet the target if speed and first token come out at the slow ends of their
+    ranges (published runs of this kind: see the throughput ranges' notes); null when none does within the most cards
+    sized, or when the target is not met at the typical figures."""
 
 
 def met_plan(answer: CapacityAnswer) -> tuple[PlanAnswer, int, int]:
@@ -97,6 +102,20 @@ class _Option:
 
 def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
                  notes: Notes, count: int | None = None) -> CapacityAnswer:
+    """The least cards (or, with `count`, that many cards) that meet `target` at the typical
+    figures (_sized), and the cards that would meet it at the slow ends of their ranges."""
+    answer = _sized(model, workload, hardware, target, notes, count, TYPICAL)
+    if not answer.meets_target:
+        return answer
+    slow = _sized(model, workload, replace(hardware, count=None), target, Notes.unread(), None, SLOW)
+    return replace(answer, cards_at_low_end=slow.cards if slow.meets_target else None)
+
+
+TYPICAL, SLOW = "typical", "slow"
+
+
+def _sized(model: ModelSpec, workload: Workload, hardware: HardwareInput, target: Target,
+           notes: Notes, count: int | None, end: str) -> CapacityAnswer:
     """The least cards of `hardware.card` that meet `target`, on the engine's best plan; with
     `count`, whether that many cards meet it and how fast, on the plan that serves each user
     fastest (cards no copy uses stay idle). What the card's answer assumed (its machines, links,
@@ -115,7 +134,7 @@ def capacity_for(model: ModelSpec, workload: Workload, hardware: HardwareInput, 
     for group in groups_holding(model, engine, per_machine,
                                 lambda par: breakdown.serving_need_bytes_per_card(par, 1) <= usable):
         s = setup(model, workload, breakdown, card, group, fabric, Notes.unread())
-        option, fastest = _option(model, workload, s, group, prompt, output, usable, target, count)
+        option, fastest = _option(model, workload, s, group, prompt, output, usable, target, count, end)
         if option is not None and (best is None or _better(option, best, count)):
             best = option
         if fastest is not None and (closest is None or fastest[0] > closest[0]):
@@ -142,22 +161,30 @@ def _better(option: _Option, best: _Option, count: int | None) -> bool:
 
 
 def _option(model, workload, s, group, prompt, output, usable, target,
-            count: int | None = None) -> tuple[_Option | None, tuple | None]:
+            count: int | None = None, end: str = TYPICAL) -> tuple[_Option | None, tuple | None]:
     """The largest batch one copy runs within the target, and the copy's best per-user speed
     and first-token time (at batch 1) for when it cannot; on `count` cards, as many copies as
     they hold, or none when those copies cannot carry every user within the target."""
     copy = capacity_copy(model, workload, s, group, prompt, output, usable)
     if copy is None:
         return None, None
+    # the typical of published runs of this kind: steps under load by the full-load band, the
+    # first token under load by the loaded band, one prompt alone by the light band
+    full, loaded_band, light_band = (calibrated(figure, model, workload, s, load) for figure, load in (
+        (calibration.FULL_LOAD, calibration.ANY), (calibration.TTFT, "loaded"), (calibration.TTFT, "light")))
+    if end == SLOW:  # the slow ends: least output, latest first token
+        speed, loaded, light = full.low, loaded_band.high, light_band.high
+    else:
+        speed, loaded, light = full.typical, loaded_band.typical, light_band.typical
 
     def ok(batch: int) -> bool:
         step_s, _ = copy.typical(batch)
-        fast = target.tokens_per_s_per_user is None or 1 / step_s >= target.tokens_per_s_per_user
+        fast = target.tokens_per_s_per_user is None or speed / step_s >= target.tokens_per_s_per_user
         # the users' prompts also queue behind each other's (CapacityCopy.time_to_first_token_s)
-        soon = target.ttft_s is None or copy.time_to_first_token_s(batch) <= target.ttft_s
+        soon = target.ttft_s is None or loaded * copy.time_to_first_token_s(batch) <= target.ttft_s
         return fast and soon
 
-    alone = (1 / copy.typical(1)[0], copy.prefill_alone_s)
+    alone = (speed / copy.typical(1)[0], light * copy.prefill_alone_s)
     if not ok(1):
         return None, alone
     low, high = 1, copy.largest
@@ -173,7 +200,10 @@ def _option(model, workload, s, group, prompt, output, usable, target,
     if copies == 0 or math.ceil(target.concurrent_users / copies) > low:
         return None, alone
     running = math.ceil(target.concurrent_users / copies)  # the users share the copies evenly
-    return _Option(group, running, low, copy.at(running), copies), alone
+    point = copy.at(running)
+    point = replace(point, step_s=point.step_s / speed, time_to_first_token_s=point.time_to_first_token_s * loaded,
+                    total_tokens_per_s=point.total_tokens_per_s * speed)
+    return _Option(group, running, low, point, copies), alone
 
 
 def _met(card: Card, best: _Option, per_machine: int, target: Target, count: int | None) -> CapacityAnswer:

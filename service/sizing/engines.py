@@ -19,6 +19,9 @@ class Engine:
     moe_layer_overhead_s extra fixed cost per MoE layer and step (routing, gathering experts)
     sequence_overhead_s  host work per running sequence and step (sampling, logits, scheduling,
                          detokenising), what holds small models back at large batches
+    request_overhead_s   fixed time a request spends before its first token besides its prefill
+                         (admission, tokenising, scheduling, the first decode step and sampling,
+                         the answer's first bytes), what a roofline does not see at light load
     collective_s         its own cost per tensor-parallel collective, beyond the link's latency
     hop_s                its own cost per pipeline hop (synchronising two cards), beyond the link's
     syncs_per_layer      tensor-parallel collectives per layer: 2 for Megatron-style splits (after
@@ -58,6 +61,7 @@ class Engine:
     why: str
     moe_layer_overhead_s: float = 0.0
     sequence_overhead_s: float = 0.0
+    request_overhead_s: float = 0.0
     collective_s: float = 0.0
     hop_s: float = 0.0
     syncs_per_layer: int = 2
@@ -126,17 +130,18 @@ ENGINES: dict[str | None, Engine] = {
         0.55, 0.7, 0.8, 60e-6, "a tuned serving engine: about 70 % of the bandwidth (guide), 60 us per "
         "layer and 150 us more per MoE layer", moe_layer_overhead_s=150e-6, expert_parallel=True,
         max_batch=256, large_card_batch=1024, compute_efficiency=(0.45, 0.55, 0.65), sequence_overhead_s=20e-6,
-        expert_half_width=_EXPERT_HALF_WIDTH,
-        fitted="per-layer and per-MoE-layer cost on 37 one-stream runs (3 of them one user's gpt-oss "
-               "report: thin); matmul share and host work per sequence under load on 10 full-load "
-               "runs on Instinct cards (AMD's and Oracle's tables); experts' half width assumed as "
-               "TensorRT-LLM's"),
+        request_overhead_s=0.05, expert_half_width=_EXPERT_HALF_WIDTH,
+        fitted="per-layer and per-MoE-layer cost on one-stream runs; matmul share and host work per "
+               "sequence under load on full-load runs on Instinct cards (AMD's and Oracle's tables); 50 ms "
+               "a request before its first token on light-load runs (GPUStack's); experts' half width "
+               "assumed as TensorRT-LLM's"),
     "sglang": Engine(
         0.55, 0.7, 0.8, 0.0, "a tuned serving engine: about 70 % of the bandwidth (guide), 500 us more "
         "per MoE layer", moe_layer_overhead_s=500e-6, expert_parallel=True,
-        compute_efficiency=_SERVING_MATMULS, expert_half_width=_EXPERT_HALF_WIDTH,
-        fitted="the per-MoE-layer cost on 3 DeepSeek runs (thin: one model); matmul share under load "
-               "and experts' half width assumed as TensorRT-LLM's"),
+        compute_efficiency=_SERVING_MATMULS, expert_half_width=_EXPERT_HALF_WIDTH, request_overhead_s=0.05,
+        fitted="the per-MoE-layer cost on 3 DeepSeek runs (thin: one model); 50 ms a request before its "
+               "first token on light-load runs (SGLang's cookbook, GPUStack's); matmul share under load and "
+               "experts' half width assumed as TensorRT-LLM's"),
     "tensorrt-llm": Engine(
         0.6, 0.75, 0.85, 0.0, "a tuned engine with fused kernels: 75 % of the bandwidth, matmuls at "
         "55 % of peak under load, 200 us more per MoE layer", moe_layer_overhead_s=200e-6,
@@ -166,7 +171,9 @@ DEFAULT_ENGINE_WHY = M.template(
 ENGINES[None] = replace(ENGINES[DEFAULT_ENGINE], why=DEFAULT_ENGINE_WHY(why=ENGINES[DEFAULT_ENGINE].why))
 ENGINE_ALIASES = {"ollama": "llama.cpp", "hf": "transformers", "pytorch": "transformers",
                   "trt-llm": "tensorrt-llm", "tensorrt": "tensorrt-llm", "llamacpp": "llama.cpp",
-                  "exllama": "exllamav2", "mlc": "mlc-llm", "gptfast": "gpt-fast"}
+                  "exllama": "exllamav2", "mlc": "mlc-llm", "gptfast": "gpt-fast",
+                  # AutoAWQ generates through transformers' generate() with its fused AWQ modules
+                  "autoawq": "transformers"}
 ENGINE_NAMES = tuple(name for name in ENGINES if name) + tuple(ENGINE_ALIASES)
 
 

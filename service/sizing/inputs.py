@@ -12,7 +12,7 @@ from .frozen import evolve, stores_fields
 from .model import ModelSpec
 from .plan import Parallelism, spanned
 from .precision import HALF, Precision, as_loaded_by, get_precision
-from .training import OPTIMIZERS, Optimizer
+from .training import OPTIMIZERS, RECIPES, MemoryRecipe, Optimizer
 from .units import GB, TERA
 
 
@@ -122,6 +122,7 @@ class WorkloadInput:
     output_tokens: int | None = None
     global_batch_tokens: float | None = None
     virtual_stages: int | None = None
+    recipe: str | None = None
 
 
 @stores_fields
@@ -174,6 +175,7 @@ class Workload:
     virtual_stages: int | None = None  # interleaved pipeline stages per card; None: chosen
     mfu_given: bool = False
     open_settings: frozenset[str] = frozenset()  # training settings the caller left to the search
+    recipe: MemoryRecipe = RECIPES["standard"]  # where a full fine-tune keeps its state (training.py)
 
     @property
     def training(self) -> bool:
@@ -186,7 +188,7 @@ class Workload:
 
 _TRAINING_PRECISIONS = ("fp32", "bf16", "fp16", "fp8")  # fp8: Transformer Engine's recipe
 # Training settings a recipe search may choose when the caller leaves them out.
-SEARCHED_SETTINGS = ("batch_size", "recompute", "zero_stage", "virtual_stages")
+SEARCHED_SETTINGS = ("batch_size", "recompute", "zero_stage", "virtual_stages", "recipe", "optimizer")
 
 
 def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None = None,
@@ -227,7 +229,7 @@ def resolve_workload(given: WorkloadInput, notes: Notes, model: ModelSpec | None
         virtual_stages=given.virtual_stages if training else None,
         mfu_given=given.mfu is not None,
         open_settings=frozenset(n for n in SEARCHED_SETTINGS if getattr(given, n) is None)
-        if training and mode != "lora" and mode != "qlora" else frozenset(),
+        if training else frozenset(),
     )
 
 
@@ -273,7 +275,7 @@ def _kv_default(precision: str, engine: str | None, cards_compute_fp8: bool = Tr
 
 
 _TRAINING_OFF = {
-    "optimizer": OPTIMIZERS["adamw"], "zero_stage": None,
+    "recipe": RECIPES["standard"], "optimizer": OPTIMIZERS["adamw"], "zero_stage": None,
     "recompute": "selective", "lora_rank": 0, "lora_targets": "all_linear", "overlap": 0.0,
 }
 
@@ -283,9 +285,19 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
     adapters = mode in ("lora", "qlora")
     if given.optimizer is not None and given.optimizer not in OPTIMIZERS:
         raise InvalidInputError(M.ERROR_UNKNOWN_OPTIMIZER(optimizers=tuple(OPTIMIZERS)), "workload.optimizer")
+    if given.recipe is not None and given.recipe not in RECIPES:
+        raise InvalidInputError(M.ERROR_UNKNOWN_RECIPE(recipes=tuple(RECIPES)), "workload.recipe")
+    if adapters and given.recipe not in (None, "standard"):
+        raise InvalidInputError(M.ERROR_RECIPE_ADAPTERS(recipe=given.recipe), "workload.recipe")
+    recipe = RECIPES[given.recipe or "standard"]
     recompute_default = d.RECOMPUTE_ADAPTERS if adapters else d.RECOMPUTE
+    if recipe.recompute is not None:
+        recompute_default = d.Default(recipe.recompute, M.kept(M.RECIPE_LOW_MEMORY))
+    optimizer_default = d.Default("adam8bit", M.kept(M.RECIPE_LOW_MEMORY)) if recipe.name == "low-memory" \
+        else d.OPTIMIZER
     return {
-        "optimizer": OPTIMIZERS[notes.use("optimizer", given.optimizer, d.OPTIMIZER)],
+        "recipe": recipe,
+        "optimizer": OPTIMIZERS[notes.use("optimizer", given.optimizer, optimizer_default)],
         "zero_stage": given.zero_stage,
         "recompute": notes.use("recompute", given.recompute, recompute_default),
         "lora_rank": notes.use("lora_rank", given.lora_rank, d.LORA_RANK) if adapters else 0,

@@ -297,12 +297,20 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     fp32 = workload.precision.name == "fp32"
     half = 4.0 if fp32 else 2.0
     stored = "fp32" if fp32 else "bf16"
+    recipe = workload.recipe
     # said about 80 times an estimate by the recipe search, with the same few values: kept
-    items = [(M.kept(M.PART_WEIGHTS, precision=stored), half), (M.kept(M.PART_GRADIENTS, precision=stored), half)]
-    if not fp32:
+    items = [(M.kept(M.PART_WEIGHTS, precision=stored), half)]
+    if recipe.gradients_whole:
+        items.append((M.kept(M.PART_GRADIENTS, precision=stored), half))
+    else:  # each gradient freed as its parameter steps: the largest layer's at a time
+        items.append((M.kept(M.PART_LAYER_GRADIENTS), half * model.largest_layer_params / model.params))
+    if not fp32 and recipe.master_on_card:
         items.append((M.PART_MASTER(), 4.0))
-    items.extend((M.kept(state), b) for state, b in workload.optimizer.states)
-    if workload.zero_stage is not None and not fp32:
+    if recipe.states_on_card:
+        items.extend((M.kept(state), b) for state, b in workload.optimizer.states)
+    else:
+        items.append((M.kept(M.PART_HOST_STATES), 0.0))
+    if workload.zero_stage is not None and not fp32 and recipe.name == "standard":
         items.append((M.PART_GRADIENT_PARTITION(), 4.0))
     typical = sum(b for _, b in items)
     components = [Component(name, weights_bytes(model.params, b), M.kept(M.BYTES_PER_PARAM, bytes_per_param=b))
@@ -310,7 +318,12 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
     notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
                  M.kept(M.MEMORY_DEEPSPEED, stage=workload.zero_stage))
-    high = typical + (0 if fp32 or workload.zero_stage is not None else 4.0)
+    high = typical + (0 if fp32 or workload.zero_stage is not None or recipe.name != "standard" else 4.0)
+    if recipe.name != "standard":  # the recipe's own accounting: the states it keeps, split evenly
+        method = f"recipe-{recipe.name}"
+        plan = TrainingPlan(method, model.params, model.largest_layer_params, None, workload.optimizer, not fp32, 0,
+                            0, typical, model.expert_params or 0)
+        return components, typical, high, plan
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
                         workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
     return components, typical, high, plan

@@ -770,17 +770,55 @@ RANGE_STATE = template(
     "range_model_state",
     "{low_per_param:g}-{high_per_param:g} B/param of model state ({low_bytes:GB|.1f}-{high_bytes:GB|.1f} GB)",
     "what the memory range rests on")
-RANGE_PREFILL = template(
-    "range_prefill", "prefill matmuls at the low and high ends of the engine's share of peak",
-    "what the time to first token's range rests on")
-RANGE_BANDWIDTH = template(
-    "range_bandwidth",
-    "bandwidth at {low:.0%}-{high:.0%} ({engine}), and its fixed costs and link latencies at 0.67-1.5x (0.5-2x "
-    "where few runs pin them)",
-    "what the speed ranges rest on")
 RANGE_TRAINING = template(
     "range_training", "MFU 30-50 % and the step model against the guide's curve",
     "what the training time's range rests on")
+RECIPE_FITS = template(
+    "recipe_fits",
+    "the standard recipe does not fit; {recipe} does ({why})",
+    "a full fine-tune too large for the cards with the standard recipe is answered with one that fits")
+RECIPE_LOW_MEMORY = template(
+    "recipe_low_memory",
+    "bf16 weights without fp32 master copies, the optimizer step in the backward pass, paged 8-bit AdamW states in "
+    "host memory, activation checkpointing (torchtune's single-card full fine-tune)",
+    "what the low-memory recipe is")
+RECIPE_CPU_OFFLOAD = template(
+    "recipe_cpu_offload",
+    "fp32 master weights and optimizer states in host memory, the optimizer step on the CPU, gradients and weights "
+    "over PCIe each step (ZeRO-Offload, FSDP CPU offload)",
+    "what the CPU-offload recipe is")
+RECIPE_STANDARD = template(
+    "recipe_standard", "bf16 weights and gradients, fp32 master weights and optimizer states on the cards",
+    "what the standard recipe is")
+PART_HOST_STATES = template(
+    "part_host_states", "optimizer states and master weights: in host memory, not on the card",
+    "a memory part held in host memory by the recipe")
+PART_LAYER_GRADIENTS = template(
+    "part_layer_gradients", "gradients (bf16, one layer at a time: the step runs in the backward pass)",
+    "the gradients a card holds when the optimizer steps in the backward pass")
+RANGE_CALIBRATED = template(
+    "range_calibrated",
+    "x{low:.2f}-x{high:.2f} of the typical {figure}: the 10th-90th percentile of published runs of {regime} against "
+    "the service's estimates out of sample ({runs} runs from {sources} publications; {coverage:.0%} fell inside)",
+    "what a calibrated range rests on: its regime, the runs and publications behind it, and the share inside")
+RANGE_THIN = template(
+    "range_thin",
+    "x{low:.2f}-x{high:.2f} of the typical {figure}, with thin evidence: few publications measured questions of "
+    "this kind, so the band of {regime} ({runs} runs from {sources} publications; {coverage:.0%} fell inside out "
+    "of sample) is stretched to hold the nearest runs",
+    "a calibrated range where the question's own kind has fewer than three publications")
+RANGE_NO_EVIDENCE = template(
+    "range_no_evidence",
+    "no published run of this kind ({figure} on {what}): x{low:.2f}-x{high:.2f} of the typical figure, the widest "
+    "range this figure has, widened again",
+    "a range where no publication measured the cards' maker or the engine for this figure")
+FIGURE_DECODE = template("figure_decode", "decode speed", "a figure a range is calibrated for")
+FIGURE_FULL_LOAD = template("figure_full_load", "output at full load", "a figure a range is calibrated for")
+FIGURE_TTFT = template("figure_ttft", "time to first token", "a figure a range is calibrated for")
+FIGURE_TRAINING = template("figure_training_time", "training time", "a figure a range is calibrated for")
+FIGURE_FINETUNE_SPEED = template("figure_finetune_speed", "fine-tuning time", "a figure a range is calibrated for")
+FIGURE_FINETUNE_MEMORY = template("figure_finetune_memory", "fine-tuning peak memory",
+                                  "a figure a range is calibrated for")
 
 # --- the cards asked
 FAMILY_TAKEN_AS = template(
@@ -1581,6 +1619,11 @@ ERROR_MODE_PRECISION = template(
     "full training in a format it cannot train in")
 ERROR_UNKNOWN_OPTIMIZER = template(
     "error_unknown_optimizer", "optimizer must be one of {optimizers}", "an optimizer the service does not know")
+ERROR_UNKNOWN_RECIPE = template(
+    "error_unknown_recipe", "recipe must be one of {recipes}", "a memory recipe the service does not know")
+ERROR_RECIPE_ADAPTERS = template(
+    "error_recipe_adapters", "recipe {recipe!r} is for full fine-tunes and pre-training; LoRA and QLoRA keep the "
+    "standard recipe (their state is the adapters')", "a memory recipe asked for a LoRA or QLoRA job")
 ERROR_OUTPUT_TOKENS_TRAINING = template(
     "error_output_tokens_training",
     "output_tokens describes serving; training reads whole sequences of context_tokens",

@@ -18,6 +18,7 @@ from typing import Protocol, TypeVar
 from . import defaults as d
 from . import memory as m
 from . import messages as M
+from . import training as tr
 from .cards import Card
 from .engines import ENGINES, Engine
 from .errors import InvalidInputError
@@ -369,6 +370,12 @@ def training_placements(
         asked = least if least is not None else place(group, stage, 1, group.group, given is not None)
     else:
         asked = _training_on_count(recipes, count, place, given is not None)
+    held = _held_by_recipe(model, workload, card, count, per_machine, network_gb_per_s) \
+        if count is not None and not asked.fits and _recipe_open(workload) else None
+    if held is not None:
+        notes.assume("recipe", held.recipe.name, M.RECIPE_FITS(recipe=held.recipe.name,
+                                                               why=_RECIPE_WHY[held.recipe.name]()))
+        return training_placements(model, held, card, count, per_machine, notes, network_gb_per_s)
     chosen = replace(workload, zero_stage=asked.zero_stage, parallelism=asked.parallelism)
     if count is not None and card.kind == "card" and _searchable(workload):
         fastest = _fastest_recipe(model, workload, card, count, per_machine, usable, network_gb_per_s)
@@ -378,6 +385,45 @@ def training_placements(
     final = memory_breakdown(model, chosen, notes, asked.parallelism.tensor)
     _training_reasons(asked, workload, notes)
     return TrainingPlacements(asked, least, chosen, final)
+
+
+def _recipe_open(workload: Workload) -> bool:
+    """A full fine-tune whose memory recipe the caller left open, on the standard one, with no
+    ZeRO stage or plan given (a DeepSpeed or Megatron setup asked for as it is)."""
+    return (workload.mode == "full_finetune" and "recipe" in workload.open_settings
+            and workload.recipe.name == "standard" and workload.zero_stage is None and workload.parallelism is None)
+
+
+_RECIPE_WHY = {"low-memory": M.RECIPE_LOW_MEMORY, "cpu-offload": M.RECIPE_CPU_OFFLOAD}
+
+
+def _held_by_recipe(model: ModelSpec, workload: Workload, card: Card, count: int, per_machine: int,
+                    network_gb_per_s: float | None) -> Workload | None:
+    """The workload on the fastest memory recipe that holds a full fine-tune on `count` cards
+    when the standard one does not (training.RECIPES): the others, each with what it runs (its
+    recomputation, paged 8-bit states for low-memory where the optimizer was left open), priced by
+    the step model; None when none fits."""
+    from . import training_time as tt  # the step model prices plans, which it imports from here
+    best: tuple[float, Workload] | None = None
+    for name in ("low-memory", "cpu-offload"):
+        recipe = tr.RECIPES[name]
+        variant = replace(workload, recipe=recipe, open_settings=workload.open_settings - {"recipe"})
+        if recipe.recompute is not None and "recompute" in workload.open_settings:
+            variant = replace(variant, recompute=recipe.recompute)
+        if name == "low-memory" and "optimizer" in workload.open_settings:
+            variant = replace(variant, optimizer=tr.OPTIMIZERS["adam8bit"])
+        placed = training_placements(model, variant, card, count, per_machine, Notes.unread(), network_gb_per_s)
+        if not placed.asked.fits:
+            continue
+        quiet = Notes.unread()
+        cluster = tt.cluster_for(card, HardwareInput(card, count, per_machine, network_gb_per_s), quiet)
+        peak = tt.peak_for_training(card, variant, quiet)
+        step = tt.plan_step(model, placed.workload, placed.asked.parallelism, peak, cluster,
+                            tt.global_batch(model, variant, quiet))
+        per_token = step.step_s / step.global_batch_tokens
+        if best is None or per_token < best[0]:
+            best = (per_token, placed.workload)
+    return best[1] if best is not None else None
 
 
 def _count_for_given(count: int | None, given: Parallelism, group: Parallelism,
@@ -399,7 +445,7 @@ def _searchable(workload: Workload) -> bool:
     scaling efficiency is given: then the time is the guide's formula, the same on every recipe,
     and the first that fits is kept. (Only on catalog cards: the guide's tiers and cards given by
     their figures keep the guide's recipe, as they keep its decode rule.)"""
-    if workload.adapters or workload.mfu_given or workload.scaling_efficiency is not None:
+    if workload.mfu_given or workload.scaling_efficiency is not None:
         return False
     return bool(workload.open_settings) or workload.parallelism is None
 

@@ -7,12 +7,12 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
+from . import calibration, weights
 from . import defaults as d
 from . import messages as M
-from . import weights
 from .cards import Card, measured_bandwidth_fraction, measured_compute_fraction
 from .decode import Deployment, StepCost, StepTime, attention_flops_per_token, decode_step, step_time
-from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap
+from .engines import DEFAULT_ENGINE, ENGINES, Engine, batch_cap, engine_name
 from .frozen import cached, evolve, kept_by_argument, stores_fields
 from .inputs import Notes, Workload, compute_flops
 from .links import Fabric, Link
@@ -419,6 +419,7 @@ def throughput_answer(
         ideal = step_time(s.ideal, per_copy, context)
     else:
         per_copy, typical, per_stream_typical, total_typical = typical_speed(workload, s)
+    decode = calibrated(calibration.DECODE, model, workload, s)
     group = s.typical.group
     width = group.tensor * group.expert  # the cards a token's step reads from at once
     # A pipelined step reads every stage's share; a layer split's step already holds them all.
@@ -435,22 +436,18 @@ def throughput_answer(
     link = _link_crossed(s.typical)
     # the ends' shares, as s.low and s.high are set up (without setting them up)
     efficiency = Range(s.efficiency.low, s.typical.bandwidth_efficiency, s.efficiency.high)
-    # What each headline range's ends rest on: the speeds on the bandwidth shares (said once for all
-    # three, and for full load), time to first token on the prefill share.
-    shares = M.kept(M.RANGE_BANDWIDTH, low=efficiency.low, high=efficiency.high, engine=s.engine_name) \
-        if ends or capacity["max_total_tokens_per_s_range"] is not None else None
     # the figures on the ends and the ceiling; without `ends` null, as the answer does not show them
     at_ends: dict = dict.fromkeys(ENDS_FIELDS)
     if ends:
         assert per_stream is not None and total is not None  # priced above, with the ends
         at_ends = {"decode_tokens_per_s_ceiling": 1 / ideal.step_s,
                    "decode_tokens_per_s_achievable": s.bandwidth_fraction / ideal.step_s,
-                   "decode_tokens_per_s_range": evolve(per_stream, note=shares),
+                   "decode_tokens_per_s_range": decode.range(per_stream.typical, 1 / ideal.step_s),
                    "total_tokens_per_s_ceiling": batch / ideal.step_s,
-                   "total_tokens_per_s_range": evolve(total, note=shares)}
-    if capacity["max_total_tokens_per_s_range"] is not None:
-        capacity = {**capacity, "max_total_tokens_per_s_range": evolve(capacity["max_total_tokens_per_s_range"],
-                                                                        note=shares)}
+                   "total_tokens_per_s_range": decode.range(total.typical, batch / ideal.step_s)}
+    if capacity["max_total_tokens_per_s"] is not None:
+        capacity = _calibrated_capacity(capacity, model, workload, capacity_setup)
+
     return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
         engine=s.engine_name,
@@ -465,10 +462,11 @@ def throughput_answer(
         decode_efficiency=s.typical.bandwidth_efficiency,
         decode_efficiency_range=efficiency,
         achievable_bandwidth_fraction=s.bandwidth_fraction,
-        decode_tokens_per_s_expected=per_stream_typical,
+        decode_tokens_per_s_expected=at_ends["decode_tokens_per_s_range"].typical if ends
+        else decode.value(per_stream_typical),
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
-        total_tokens_per_s=total_typical,
+        total_tokens_per_s=at_ends["total_tokens_per_s_range"].typical if ends else decode.value(total_typical),
         **at_ends,
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
@@ -482,6 +480,27 @@ def throughput_answer(
         capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
     )
+
+
+def _calibrated_capacity(capacity: dict, model: ModelSpec, workload: Workload, s: Setup) -> dict:
+    """Full load's figures at the typical of published runs of their kind: output and time per
+    token by the full-load band, time to first token by the loaded band, the range around them."""
+    full = calibrated(calibration.FULL_LOAD, model, workload, s)
+    loaded = calibrated(calibration.TTFT, model, workload, s, "loaded")
+    raw = capacity["max_total_tokens_per_s"]
+    return {**capacity, "max_total_tokens_per_s": min(full.value(raw), capacity["max_total_tokens_per_s_ceiling"]),
+            "max_total_tokens_per_s_range": None if capacity["max_total_tokens_per_s_range"] is None
+            else full.range(raw, capacity["max_total_tokens_per_s_ceiling"]),
+            "time_per_output_token_s": capacity["time_per_output_token_s"] / full.typical,
+            "capacity_time_to_first_token_s": loaded.value(capacity["capacity_time_to_first_token_s"])}
+
+
+def calibrated(figure: str, model: ModelSpec, workload: Workload, s: Setup,
+                load: str = calibration.ANY) -> calibration.Calibrated:
+    """The factors of a figure's range for this question (service/sizing/calibration.py): from the
+    out-of-sample error of published runs of its kind."""
+    return calibration.for_question(figure, s.typical.card.vendor, workload.precision.bits_per_value, model.is_moe,
+                                    engine_name(workload.engine), load)
 
 
 def _link_crossed(dep: Deployment) -> Link | None:
@@ -571,16 +590,16 @@ def _prefill(model: ModelSpec, workload: Workload, s: Setup, notes: Notes, range
     prompt = workload.prompt_tokens
     notes.assume("prefill_efficiency", round(s.typical.compute_fraction, 4), s.prefill_note)
     typical = prefill_s(s.typical, prompt)
+    light = calibrated(calibration.TTFT, model, workload, s, "light")
     compute_s, memory_s = _prefill_roof(s.typical, prompt)
     return {
         "prompt_tokens": prompt,
         "prefill_flops": prefill_flops(model, prompt),
         "prefill_bound": "compute" if compute_s >= memory_s else "memory",
-        "time_to_first_token_s": typical,
-        # what the range's ends rest on: the prefill share
-        "time_to_first_token_s_range": Range(prefill_s(s.high, prompt), typical, prefill_s(s.low, prompt),
-                                             note=M.RANGE_PREFILL()) if ranged else None,
-        "prefill_tokens_per_s": prompt / typical,
+        "time_to_first_token_s": light.value(typical),
+        # one prompt alone: the light-load band of published times to first token
+        "time_to_first_token_s_range": light.range(typical) if ranged else None,
+        "prefill_tokens_per_s": prompt / light.value(typical),
     }
 
 
@@ -593,11 +612,12 @@ def prefill_flops(model: ModelSpec, prompt: int) -> float:
 def prefill_s(dep: Deployment, prompt: int) -> float:
     """One prompt through one copy: every card of the copy computes its share (pipelines split a
     prompt into chunks that overlap across stages), never faster than reading the weights once,
-    plus the fixed costs and collectives of pushing the prompt's tokens through the layers (kept
-    with the deployment: the answer's prefill and its full load's are the same prompt's)."""
+    plus the fixed costs and collectives of pushing the prompt's tokens through the layers and the
+    engine's fixed time per request (kept with the deployment: the answer's prefill and its full
+    load's are the same prompt's)."""
     compute, memory = _prefill_roof(dep, prompt)
     step = step_time(dep, 0, 0, prefill_tokens=prompt)
-    return max(compute, memory) + step.engine_s + step.comm_s
+    return max(compute, memory) + step.engine_s + step.comm_s + dep.engine.request_overhead_s
 
 
 def _prefill_roof(dep: Deployment, prompt: int) -> tuple[float, float]:

@@ -48,6 +48,40 @@ OPTIMIZERS = {
 }
 RECOMPUTE_MODES = ("none", "selective", "full")
 
+
+@dataclass(frozen=True)
+class MemoryRecipe:
+    """Where a full fine-tune keeps its training state, as the recipes practitioners run on few
+    cards do: what stays on the card, what goes to host memory, and the recomputation it runs."""
+
+    name: str
+    master_on_card: bool  # fp32 master weights on the card (mixed precision); else none or on the host
+    states_on_card: bool  # the optimizer's states on the card; else paged or offloaded to host memory
+    gradients_whole: bool  # every gradient held until the step; else each freed as its step runs in backward
+    recompute: str | None  # the recomputation it runs with (None: the workload's)
+    host_step: bool  # the optimizer step runs on the host CPU (offload), not the card
+
+
+# standard:    mixed precision as DeepSpeed and Megatron run it: bf16 weights and gradients, fp32
+#              master weights and the optimizer's states on the cards.
+# low-memory:  torchtune's single-device full fine-tune (recipes/full_finetune_single_device.py):
+#              bf16 weights and no fp32 master, the optimizer step fused into the backward pass
+#              (optimizer_in_bwd: each gradient freed as its parameter steps), bitsandbytes' paged
+#              8-bit AdamW (states paged to host memory as the card fills), activation checkpointing.
+# cpu-offload: ZeRO-Offload / FSDP CPU offload: fp32 master weights and optimizer states in host
+#              memory and the optimizer step on the CPU; bf16 gradients go out and weights come back
+#              over PCIe each step.
+RECIPES = {r.name: r for r in (
+    MemoryRecipe("standard", True, True, True, None, False),
+    MemoryRecipe("low-memory", False, False, False, "full", False),
+    MemoryRecipe("cpu-offload", False, False, True, None, True),
+)}
+# Seconds the host CPU spends per parameter on an Adam step of fp32 master weights and states
+# (an assumption: a vectorised CPU Adam touches 16 B a parameter at some 20-40 GB/s of host
+# memory bandwidth); fine-tunes with CPU offload are scored in `make validate`'s fine-tuning
+# regime, whose range carries this figure's error.
+HOST_ADAM_S_PER_PARAM = 1e-9
+
 # Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
 # section 4: per layer, 16-bit activations, sbh x (34 + 5as/h): attention block 11 sbh +
 # 5as^2b (scores, softmax, dropout), MLP 19 sbh, two layer norms 4 sbh.

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from . import calibration
 from . import defaults as d
 from . import links as ln
 from . import messages as M
@@ -296,6 +297,7 @@ class Step:
     data_exposed_s: float
     step_s: float
     virtual_stages: int = 1
+    host_s: float = 0.0  # the recipe's traffic with host memory and its optimizer step on the CPU
 
     @property
     def efficiency(self) -> float:
@@ -330,6 +332,10 @@ def training_answer(
                 / (cards * peak * step.step_s))
     method, time_mfu, used = _method(workload, step, step_mfu, notes)
     time = None if flops is None else training_time_s(flops, cards, peak, time_mfu, used)
+    # the step model's time at the typical of published runs of its kind, with their range
+    band = _calibrated(model, workload, card) if method == "step model" else None
+    raw = time
+    time = time if band is None or time is None else band.value(time)
     steps = None if workload.train_tokens is None else workload.train_tokens / step.global_batch_tokens
     if steps is not None and steps < 1:
         notes.warn(M.RUN_BELOW_ONE_STEP(tokens=workload.train_tokens, step_tokens=step.global_batch_tokens))
@@ -348,9 +354,10 @@ def training_answer(
         peak_flops_per_s=peak, mfu=workload.mfu, scaling_efficiency=used, method=method,
         time_s_linear=linear, time_s=time,
         time_days=None if time is None else time / SECONDS_PER_DAY,
-        time_s_range=None if linear is None or time is None else replace(_at_least(
-            _time_range(time, linear / guide, workload), time, step.step_s if clipped else 0.0),
-            note=M.RANGE_TRAINING()),
+        time_s_range=None if linear is None or time is None else _at_least(
+            band.range(raw) if band is not None and raw is not None else
+            replace(_time_range(time, linear / guide, workload), note=M.RANGE_TRAINING()),
+            time, step.step_s if clipped else 0.0),
         time_s_guide_curve=None if linear is None else linear / guide,
         gradient_bytes=gradient_bytes, interconnect_bytes_per_s=place.guide_link_bytes_per_s,
         network_bytes_per_s_per_node=network_bytes_per_s,
@@ -390,8 +397,9 @@ class StepConstants:
     fp8_efficiency: float = 0.45
     # Smaller layers reach less of peak: efficiency x h / (h + hidden_half).
     hidden_half: float = 600.0
-    # Share of tensor-parallel collectives the engine leaves on the critical path.
-    tensor_exposed: float = 0.6
+    # Share of tensor-parallel collectives the engine leaves on the critical path (current
+    # Megatron-Core and NeMo recipes overlap them with the GEMMs: 0.3 on their published runs).
+    tensor_exposed: float = 0.3
     # Share of data-parallel traffic exposed even when compute could hide it all (the first
     # gather and the last bucket's reduce before the optimizer step).
     data_tail: float = 0.3
@@ -471,9 +479,29 @@ def plan_step(model: ModelSpec, workload: Workload, par: Parallelism, peak: floa
     micro_s = compute + tensor + expert + hop
     bubble = (par.pipeline - 1) / virtual * micro_s
     data, exposed = _data_comm_s(model, workload, par, accumulation, compute, place, c.data_tail)
-    step = accumulation * micro_s + bubble + exposed
+    host = host_s(model, workload, par)
+    step = accumulation * micro_s + bubble + exposed + host
     return Step(tokens, micro, accumulation, compute, accumulation * tensor, accumulation * expert,
-                bubble, accumulation * hop, data, exposed, step, virtual)
+                bubble, accumulation * hop, data, exposed, step, virtual, host)
+
+
+# Each card's link to host memory, one way: PCIe 4.0 x16 as a copy engine reaches it (an
+# assumption for the recipes that page or offload optimizer state; `make validate`'s fine-tuning
+# regime carries its error).
+HOST_LINK_BYTES_PER_S = 25e9
+
+
+def host_s(model: ModelSpec, workload: Workload, par: Parallelism) -> float:
+    """Once a step, what a recipe that keeps optimizer state in host memory adds (the card's even
+    share of the parameters): paged states come in and go out (low-memory); offloaded ones get the
+    bf16 gradients and send back the bf16 weights, and the CPU runs the optimizer step (cpu-offload)."""
+    recipe = workload.recipe
+    if recipe.states_on_card:
+        return 0.0
+    params = model.params / par.cards
+    if recipe.host_step:
+        return params * 2 * tr.HALF_BYTES / HOST_LINK_BYTES_PER_S + params * tr.HOST_ADAM_S_PER_PARAM
+    return params * 2 * workload.optimizer.state_bytes_per_param / HOST_LINK_BYTES_PER_S
 
 
 def _tensor_comm_s(model, workload, par, tokens, place: Cluster) -> float:
@@ -638,12 +666,22 @@ def _method(workload: Workload, step: Step, step_mfu: float, notes: Notes) -> tu
     return "step model", step_mfu * goodput, 1.0
 
 
+FINE_TUNES = ("lora", "qlora", "full_finetune")
+
+
+def _calibrated(model: ModelSpec, workload: Workload, card: Card) -> calibration.Calibrated:
+    """The factors of a training time from published runs of its kind: fine-tunes' speeds for a
+    fine-tune, pre-training runs' steps and GPU-hours otherwise."""
+    figure = calibration.FINETUNE_SPEED if workload.mode in FINE_TUNES else calibration.TRAINING
+    return calibration.for_question(figure, card.vendor, workload.precision.bits_per_value, model.is_moe, None)
+
+
 def _at_least(span: Range, time: float, floor: float = 0.0) -> Range:
     """A time range that holds the time shown and no less than `floor` (one step, when the run
     is shorter)."""
     if time > span.typical:
-        span = Range(time, time, max(span.high, time))
-    return Range(max(span.low, floor), span.typical, max(span.high, floor))
+        span = Range(time, time, max(span.high, time), note=span.note)
+    return Range(max(span.low, floor), span.typical, max(span.high, floor), note=span.note)
 
 
 STEP_SPREAD = 1.25  # the step model's spread either way: published steady-state MFUs of one plan
