@@ -1,3 +1,3 @@
 """Accelerator sizing service: memory, fit, roofline throughput, training time, energy and cost."""
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
