@@ -50,7 +50,9 @@ bind = f"{os.environ.get('HOST', '127.0.0.1')}:{_int('PORT', 8000)}"
 # and the pair served 1,665 requests/s instead of 4,800-5,100. on_starting checks that no
 # other server listens on the port, which a second instance would otherwise share silently.
 # The price: a worker that dies takes with it the connections still waiting in its socket's
-# queue (they are reset), besides those it was serving; the next ones go to the others.
+# queue (they are reset), besides those it was serving; the next ones go to the others. A new
+# worker binds its socket once its app is loaded (service/front/worker.py), so no connection
+# waits for a worker that is still starting; while every worker is starting, none listens.
 reuse_port = True
 # uvicorn's loop and llhttp in front, the app in THREADS threads behind (service/front).
 worker_class = "service.front.worker.FrontWorker"

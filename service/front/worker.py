@@ -18,6 +18,7 @@ import resource
 from dataclasses import replace
 from typing import Any
 
+from gunicorn import sock, util
 from uvicorn.config import Config
 from uvicorn_worker import UvicornWorker
 
@@ -62,6 +63,13 @@ class FrontWorker(UvicornWorker):
             log.warning("the open-files limit leaves room for %d connections, not SIZING_MAX_CONNECTIONS=%d: "
                         "the cap is %d", max(fits, 1), self.limits.max_connections, max(fits, 1))
             self.limits = replace(self.limits, max_connections=max(fits, 1))
+        if self.cfg.reuse_port:
+            # The arbiter bound this worker's own socket right after the fork; while the app loads
+            # (seconds on a busy machine) the kernel would already hash new connections to it and
+            # they would wait. It is bound again once the app is loaded (load_wsgi).
+            for listener in self.sockets:
+                listener.close()
+            self.sockets = []
         self.protocol = guarded_protocol(self.limits)
         self.config = Config(
             app=None, log_config=None, http=self.protocol, loop="asyncio", ws="none",
@@ -72,5 +80,11 @@ class FrontWorker(UvicornWorker):
         super().init_process()
 
     def load_wsgi(self) -> None:
+        """The app gunicorn loads, behind the front door; then, with reuse_port, this worker's
+        socket, so that it joins the port's group only when it can answer."""
         super().load_wsgi()
         self.wsgi = FrontDoor(self.wsgi, self.limits, threads=self.cfg.threads, tally=self.protocol.tally)
+        if self.cfg.reuse_port and not self.sockets:
+            self.sockets = sock.create_sockets(self.cfg, self.log)
+            for listener in self.sockets:
+                util.close_on_exec(listener)

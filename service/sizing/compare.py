@@ -146,6 +146,9 @@ class CompareOption:
     warnings: tuple[M.Message, ...]
     """The option's own cautions: rack or PSU power, no price, price currency differing from electricity's, consumer
     card run around the clock, no ECC, PCIe training, plan bottlenecks."""
+    cards_at_low_end: int | None = None
+    """Serving: least cards that meet the target if speed and first token come out at the slow ends of their ranges
+    (published runs of this kind); null for training, when no count does, or when the target is missed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,6 +206,7 @@ class _Reached:
     ttft: float | None = None
     time_s: float | None = None
     warnings: tuple[M.Message, ...] = ()
+    low_end: int | None = None  # serving: the cards the slow ends of the ranges would need
 
 
 def compare(model: ModelSpec, workload: WorkloadInput, offers: tuple[Offer, ...], energy: EnergyInput,
@@ -290,7 +294,7 @@ def _option(model: ModelSpec, given: WorkloadInput, workload: Workload, offer: O
         power_w_per_machine=None if host is None else host.machine_typical_power_w,
         power_basis=None if power is None else power.power_basis,
         electricity_cost_per_year=None if power is None else power.electricity_cost_per_year,
-        pareto_optimal=None, rank=0, warnings=tuple(own.warnings), **money)
+        pareto_optimal=None, rank=0, warnings=tuple(own.warnings), cards_at_low_end=reached.low_end, **money)
 
 
 def _parallelism(plan: PlanAnswer) -> Parallelism:
@@ -311,7 +315,7 @@ def _serving(model: ModelSpec, workload: Workload, hardware: HardwareInput, targ
                                                    given=count), count, needed.cards, None)
     at = needed if count is None else capacity_for(model, workload, hardware, target, notes, count)
     return _Reached(True, at.reason, at.cards, needed.cards, at.parallelism, at.tokens_per_s_per_user,
-                    at.total_tokens_per_s, at.time_to_first_token_s)
+                    at.total_tokens_per_s, at.time_to_first_token_s, low_end=needed.cards_at_low_end)
 
 
 def _training(model: ModelSpec, given: WorkloadInput, hardware: HardwareInput, deadline_days: float | None,

@@ -45,6 +45,23 @@ class Server:
         """The master's live worker pids."""
         return processes.children(self.proc.pid)
 
+    def listening(self) -> set[int]:
+        """The workers that listen on the port (each binds its own socket once its app is loaded)."""
+        port = int(self.base.rsplit(":", 1)[1])
+        inodes = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(OSError), open(table) as rows:
+                for row in list(rows)[1:]:
+                    fields = row.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                        inodes.add(f"socket:[{fields[9]}]")
+        out = set()
+        for pid in self.children():
+            with contextlib.suppress(OSError):
+                if any(os.readlink(f"/proc/{pid}/fd/{fd}") in inodes for fd in os.listdir(f"/proc/{pid}/fd")):
+                    out.add(pid)
+        return out
+
     def log_lines(self) -> list[dict]:
         lines = []
         for line in self.log_path.read_text().splitlines():

@@ -24,12 +24,13 @@ def prices(server, asks: int = 24) -> set[float]:
 
 
 def replace_worker(server, victim: int) -> None:
-    """Kill one worker and wait, with a deadline, for the master to have replaced it."""
+    """Kill one worker and wait, with a deadline, for the master to have replaced it and the new
+    worker to listen (it binds its socket once its app is loaded)."""
     os.kill(victim, signal.SIGKILL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         children = server.children()
-        if victim not in children and len(children) == 2:
+        if victim not in children and len(children) == 2 and server.listening() == children:
             return
         time.sleep(0.1)
     raise AssertionError(f"worker {victim} was not replaced: {server.children()}")
