@@ -1450,6 +1450,9 @@ CAPACITY_NONE = template("capacity_none", "{asked}: no card compared meets it.",
 CAPACITY_BEST = template(
     "capacity_best", "{asked} takes at least {cards} x {card} ({plan}, {machines}), about {speed:.1f} tokens/s per "
     "user.", "the capacity summary: the fewest cards that meet the target")
+CAPACITY_LOW_END = template(
+    "capacity_low_end", "If speed comes out at the slow end of published runs of this kind, it takes {cards} x {card}.",
+    "the capacity summary: the cards the slow ends of the speed and first-token ranges would need")
 SERVING_LENGTHS = template(
     "serving_lengths", "Each user's prompt is {prompt:,} tokens and each answer {output:,} tokens.",
     "a serving summary: the prompt and answer lengths it assumed (workload.prompt_tokens and output_tokens), which "

@@ -48,10 +48,12 @@ def capacity_summary(lang: str, model: ModelSpec, workload: Workload, target: Ta
     if best is None:
         return sentences(lang, (M.CAPACITY_NONE(asked=asked), lengths))
     plan, cards, machines = met_plan(best)
+    slow = best.cards_at_low_end
+    low_end = (M.CAPACITY_LOW_END(cards=slow, card=best.card.id),) if slow is not None and slow > cards else ()
     return sentences(lang, (M.CAPACITY_BEST(
         asked=asked, cards=cards, card=best.card.id, plan=plan.description,
         machines=M.MACHINES_COUNT(machines=machines) if machines > 1 else M.ONE_MACHINE(),
-        speed=best.tokens_per_s_per_user), lengths))
+        speed=best.tokens_per_s_per_user), *low_end, lengths))
 
 
 def serving_asked(model: ModelSpec, workload: Workload, target: Target) -> M.Message:
