@@ -1183,8 +1183,9 @@ PriceSchema = answer_schema(
 # purchase (null without a card price) and its rent (null without a rental price).
 CompareOptionSchema = answer_schema(
     CompareOption,
+    # not operating_cost_per_year: energy's electricity
     show="label card card_name line meets_target reason cards cards_needed cards_at_low_end machines parallelism "
-         "serving time_s energy purchase rent pareto_optimal rank warnings",  # not operating_cost_per_year: energy's electricity
+         "serving time_s energy purchase rent pareto_optimal rank warnings",
     group={
         "serving": ("Serving: what each user and all of them get; null for training or when the option misses the "
                     "target.", "OptionServing",
