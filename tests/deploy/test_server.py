@@ -90,18 +90,30 @@ def test_sigterm_lets_every_in_flight_request_finish(tmp_path):
 
 
 def exited_at(pid: int, deadline: float) -> float:
-    """When the process had exited (a zombie or reaped): its files, sockets included, are closed
-    by then. Polled every millisecond, so the moment is late by at most that."""
+    """When every thread of the process had exited (each a zombie, or the process reaped): its
+    files, sockets included, are closed once the last thread is gone; the leader alone turns
+    zombie while the others may still be on their way out. Polled every millisecond."""
     while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                state = stat.read().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return time.monotonic()
-        if state in ("Z", "X"):
+        if all(state in ("Z", "X") for state in _thread_states(pid)):
             return time.monotonic()
         time.sleep(0.001)
     raise AssertionError(f"process {pid} still running 10 s after SIGKILL")
+
+
+def _thread_states(pid: int) -> list[str]:
+    """The state letter of each of the process's threads (none once it is reaped)."""
+    states = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return states
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            continue
+    return states
 
 
 def test_a_killed_worker_is_replaced_and_only_its_requests_fail(tmp_path):
