@@ -142,8 +142,9 @@ class ThroughputAnswer:
     """Expected tokens/s each stream gets at the asked batch, with the engine's bandwidth share, fixed costs and the
     plan's communication: 1 / decode_step.step_s."""
     decode_tokens_per_s_range: Range
-    """decode_tokens_per_s_expected as low, typical and high, from the engine's efficiency range and its fixed costs
-    and link latencies at 1.5x to 0.67x."""
+    """decode_tokens_per_s_expected as low, typical and high: the 10th and 90th percentile of published one-stream runs
+    of this kind (the cards' maker, the weights' format class, dense or MoE) against the service's estimates out of
+    sample, never above decode_tokens_per_s_ceiling; the note names the runs and how often the range held."""
     decode_tokens_per_s_guide: float
     """The guide's rule for one stream (batch 1, whatever batch was asked): 60/70/50 % of one copy's summed bandwidth
     over the bytes a token reads, in tokens/s."""
@@ -157,8 +158,8 @@ class ThroughputAnswer:
     """Expected tokens/s of all streams of the asked batch together, over all copies: batch_size x
     decode_tokens_per_s_expected."""
     total_tokens_per_s_range: Range
-    """total_tokens_per_s as low, typical and high, from the same efficiency and fixed-cost ranges as
-    decode_tokens_per_s_range."""
+    """total_tokens_per_s as low, typical and high, by the same factors as decode_tokens_per_s_range, never above
+    total_tokens_per_s_ceiling."""
     max_concurrent_sequences: int | None
     """Most sequences of context_tokens the plan's copies hold at once beside the weights and runtime; null when the
     model's KV cache shape is unknown. Equals fit's when the cards asked fit."""
@@ -184,8 +185,8 @@ class ThroughputAnswer:
     """Seconds to prefill one prompt alone on one copy, with no queue: the larger of matmul time and one weight read,
     plus fixed costs and collectives. Under load: capacity_time_to_first_token_s."""
     time_to_first_token_s_range: Range
-    """time_to_first_token_s as a range in seconds: low is the fastest (high share of peak, low fixed costs), high the
-    slowest."""
+    """time_to_first_token_s as a range in seconds, low the fastest: the 10th and 90th percentile of published first
+    tokens at light load of this kind against the service's estimates out of sample; the note says which."""
     prefill_tokens_per_s: float
     """Prompt tokens per second one copy prefills for a single prompt: prompt_tokens / time_to_first_token_s."""
     output_tokens: int
@@ -195,8 +196,8 @@ class ThroughputAnswer:
     """Output tokens/s all copies sustain at full load: the largest batch whose KV cache fits (engine cap applied),
     with chunked prefill. Null when no sequence fits or the KV shape is unknown."""
     max_total_tokens_per_s_range: Range | None
-    """max_total_tokens_per_s as low, typical and high, from the engine's efficiency and fixed-cost ranges; null with
-    it."""
+    """max_total_tokens_per_s as low, typical and high: the 10th and 90th percentile of published full-load runs of this
+    kind against the service's estimates out of sample, never above max_total_tokens_per_s_ceiling; null with it."""
     max_total_tokens_per_s_ceiling: float | None
     """Output tokens/s if every card ran at dense peak on this work alone (decode, attention and each token's share of
     prefill); no batch or engine beats it. Null with max_total_tokens_per_s."""

@@ -171,8 +171,10 @@ class TrainingAnswer:
     time_days: float | None
     """The same as time_s, in days (86,400 s); null when time_s is null."""
     time_s_range: Range | None
-    """Low, typical and high time_s in s: the step model's spread (1/1.25x to 1.25x) widened to guide.time_s;
-    all equal with a given scaling efficiency. Null when time_s is null."""
+    """Low, typical and high time_s in s. By the step model: the 10th and 90th percentile of published runs of this
+    kind (pre-training steps and whole runs, or fine-tunes) against the service's estimates out of sample. With a
+    given MFU: the MFU's spread widened to guide.time_s; all equal with a given scaling efficiency. Null when time_s
+    is null."""
     time_s_guide_curve: float | None
     """Run time in s by the guide's curve: time_s_linear / its scaling efficiency for this count (85 % at 8, 80 % at
     16, 75 % at 32) or the given one. Null when time_s is null."""
