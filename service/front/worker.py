@@ -15,6 +15,7 @@ front door's limits are read from the environment then, so a bad one stops the s
 
 import logging
 import resource
+import socket
 from dataclasses import replace
 from typing import Any
 
@@ -44,6 +45,12 @@ def descriptors_for(connections: int) -> int:
     return connections if soft == resource.RLIM_INFINITY else min(connections, soft - RESERVED_FDS)
 
 
+def _own_sockets(cfg: Any) -> bool:
+    """Whether each worker binds a socket of its own, as gunicorn's arbiter decides it (reuse_port
+    where the platform has SO_REUSEPORT); else the workers share the master's listeners."""
+    return bool(cfg.reuse_port) and hasattr(socket, "SO_REUSEPORT")
+
+
 class FrontWorker(UvicornWorker):
     """gunicorn's worker for the service (the module's docstring)."""
 
@@ -63,7 +70,7 @@ class FrontWorker(UvicornWorker):
             log.warning("the open-files limit leaves room for %d connections, not SIZING_MAX_CONNECTIONS=%d: "
                         "the cap is %d", max(fits, 1), self.limits.max_connections, max(fits, 1))
             self.limits = replace(self.limits, max_connections=max(fits, 1))
-        if self.cfg.reuse_port:
+        if _own_sockets(self.cfg):
             # The arbiter bound this worker's own socket right after the fork; while the app loads
             # (seconds on a busy machine) the kernel would already hash new connections to it and
             # they would wait. It is bound again once the app is loaded (load_wsgi).
@@ -84,7 +91,8 @@ class FrontWorker(UvicornWorker):
         socket, so that it joins the port's group only when it can answer."""
         super().load_wsgi()
         self.wsgi = FrontDoor(self.wsgi, self.limits, threads=self.cfg.threads, tally=self.protocol.tally)
-        if self.cfg.reuse_port and not self.sockets:
+        if _own_sockets(self.cfg) and not self.sockets:
             self.sockets = sock.create_sockets(self.cfg, self.log)
             for listener in self.sockets:
                 util.close_on_exec(listener)
+            self.wait_fds = [*self.sockets, self.PIPE[0]]

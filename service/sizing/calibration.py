@@ -213,6 +213,9 @@ def calibrate(facts: Facts, given: Table | None = None) -> Calibrated:
     low, high = min(chosen.low, typical), max(chosen.high, typical)
     if own is not None and own is not chosen:  # a thin slice of its own: its runs stay inside
         low, high = min(low, own.low), max(high, own.high)
+    if chosen.sources < MIN_SOURCES:  # the figure as a whole has few publications: never narrow
+        widest_low, widest_high = t.widest(facts.figure, facts.load)
+        low, high = min(low, widest_low), max(high, widest_high)
     thin = chosen.sources < MIN_SOURCES or own is None or own is not chosen
     said = M.RANGE_THIN if thin else M.RANGE_CALIBRATED
     return Calibrated(low, high, said(

@@ -21,7 +21,7 @@ from .memory import memory_breakdown
 from .model import ModelSpec
 from .placement import groups_holding, usable_bytes
 from .plan import Parallelism, PlanAnswer, cards_per_machine, machine_slots, machines_for, plan_answer
-from .throughput import CapacityPoint, calibrated, capacity_copy, setup
+from .throughput import CapacityPoint, calibrated, capacity_copy, compute_ceiling, setup
 
 PLANS_BEYOND_FIRST = 4  # larger copies tried after the first that holds a sequence
 
@@ -201,8 +201,10 @@ def _option(model, workload, s, group, prompt, output, usable, target,
         return None, alone
     running = math.ceil(target.concurrent_users / copies)  # the users share the copies evenly
     point = copy.at(running)
-    point = replace(point, step_s=point.step_s / speed, time_to_first_token_s=point.time_to_first_token_s * loaded,
-                    total_tokens_per_s=point.total_tokens_per_s * speed)
+    ceiling = compute_ceiling(model, s, prompt, output)  # no factor serves more than the cards' peak
+    total = min(point.total_tokens_per_s * speed, ceiling)
+    point = replace(point, step_s=point.step_s * point.total_tokens_per_s / total,
+                    time_to_first_token_s=point.time_to_first_token_s * loaded, total_tokens_per_s=total)
     return _Option(group, running, low, point, copies), alone
 
 

@@ -289,6 +289,8 @@ def _training_fields(mode: str, given: WorkloadInput, notes: Notes) -> dict:
         raise InvalidInputError(M.ERROR_UNKNOWN_RECIPE(recipes=tuple(RECIPES)), "workload.recipe")
     if adapters and given.recipe not in (None, "standard"):
         raise InvalidInputError(M.ERROR_RECIPE_ADAPTERS(recipe=given.recipe), "workload.recipe")
+    if given.recipe not in (None, "standard") and given.zero_stage is not None:
+        raise InvalidInputError(M.ERROR_RECIPE_ZERO(recipe=given.recipe), "workload.recipe")
     recipe = RECIPES[given.recipe or "standard"]
     recompute_default = d.RECOMPUTE_ADAPTERS if adapters else d.RECOMPUTE
     if recipe.recompute is not None:

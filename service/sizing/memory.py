@@ -315,15 +315,17 @@ def _full_components(model: ModelSpec, workload: Workload, notes: Notes):
     typical = sum(b for _, b in items)
     components = [Component(name, weights_bytes(model.params, b), M.kept(M.BYTES_PER_PARAM, bytes_per_param=b))
                   for name, b in items]
-    method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
-    notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
-                 M.kept(M.MEMORY_DEEPSPEED, stage=workload.zero_stage))
     high = typical + (0 if fp32 or workload.zero_stage is not None or recipe.name != "standard" else 4.0)
     if recipe.name != "standard":  # the recipe's own accounting: the states it keeps, split evenly
         method = f"recipe-{recipe.name}"
+        notes.assume("memory_method", method, M.kept(
+            M.RECIPE_LOW_MEMORY if recipe.name == "low-memory" else M.RECIPE_CPU_OFFLOAD))
         plan = TrainingPlan(method, model.params, model.largest_layer_params, None, workload.optimizer, not fp32, 0,
                             0, typical, model.expert_params or 0)
         return components, typical, high, plan
+    method = "guide" if workload.zero_stage is None else f"deepspeed-zero{workload.zero_stage}"
+    notes.assume("memory_method", method, M.MEMORY_EVEN_SPLIT() if workload.zero_stage is None else
+                 M.kept(M.MEMORY_DEEPSPEED, stage=workload.zero_stage))
     plan = TrainingPlan(method, model.params, model.largest_layer_params, workload.zero_stage,
                         workload.optimizer, not fp32, 0, 0, typical, model.expert_params or 0)
     return components, typical, high, plan

@@ -1627,6 +1627,9 @@ ERROR_UNKNOWN_RECIPE = template(
 ERROR_RECIPE_ADAPTERS = template(
     "error_recipe_adapters", "recipe {recipe!r} is for full fine-tunes and pre-training; LoRA and QLoRA keep the "
     "standard recipe (their state is the adapters')", "a memory recipe asked for a LoRA or QLoRA job")
+ERROR_RECIPE_ZERO = template(
+    "error_recipe_zero", "recipe {recipe!r} places the training state itself; give it without zero_stage (a ZeRO "
+    "stage is the standard recipe's)", "a memory recipe asked together with a ZeRO stage")
 ERROR_OUTPUT_TOKENS_TRAINING = template(
     "error_output_tokens_training",
     "output_tokens describes serving; training reads whole sequences of context_tokens",

@@ -422,7 +422,7 @@ def _held_by_recipe(model: ModelSpec, workload: Workload, card: Card, count: int
                             tt.global_batch(model, variant, quiet))
         per_token = step.step_s / step.global_batch_tokens
         if best is None or per_token < best[0]:
-            best = (per_token, placed.workload)
+            best = (per_token, variant)  # its plan and stage are searched again, not given
     return best[1] if best is not None else None
 
 
@@ -473,7 +473,9 @@ def _search_space(model: ModelSpec, workload: Workload, per_machine: int,
                   if t * p <= count and (p == 1 or t == degrees[-1])]
     for split in splits:
         stages_: tuple[int | None, ...]
-        if "zero_stage" in open_:
+        if workload.recipe.name != "standard":
+            stages_ = (None,)  # the recipe places the state itself
+        elif "zero_stage" in open_:
             stages_ = (None, 1) if split.model_parallel == 1 else (1,)
         else:
             stages_ = (workload.zero_stage,)

@@ -464,10 +464,11 @@ def throughput_answer(
         decode_efficiency_range=efficiency,
         achievable_bandwidth_fraction=s.bandwidth_fraction,
         decode_tokens_per_s_expected=at_ends["decode_tokens_per_s_range"].typical if ends
-        else decode.value(per_stream_typical),
+        else _at_most_roofline(decode, per_stream_typical, s, per_copy, context, 1),
         decode_tokens_per_s_guide=_guide_rule(model, workload, s, 1),
         total_tokens_per_s_guide=s.copies * _guide_rule(model, workload, s, per_copy),
-        total_tokens_per_s=at_ends["total_tokens_per_s_range"].typical if ends else decode.value(total_typical),
+        total_tokens_per_s=at_ends["total_tokens_per_s_range"].typical if ends
+        else _at_most_roofline(decode, total_typical, s, per_copy, context, batch),
         **at_ends,
         max_concurrent_sequences=concurrency,
         link=None if link is None else link.name,
@@ -488,12 +489,25 @@ def _calibrated_capacity(capacity: dict, model: ModelSpec, workload: Workload, s
     token by the full-load band, time to first token by the loaded band, the range around them."""
     full = calibrated(calibration.FULL_LOAD, model, workload, s)
     loaded = calibrated(calibration.TTFT, model, workload, s, "loaded")
-    raw = capacity["max_total_tokens_per_s"]
-    return {**capacity, "max_total_tokens_per_s": min(full.value(raw), capacity["max_total_tokens_per_s_ceiling"]),
+    raw, ceiling = capacity["max_total_tokens_per_s"], capacity["max_total_tokens_per_s_ceiling"]
+    total = min(full.value(raw), ceiling)
+    ttft = capacity["capacity_time_to_first_token_s"]
+    return {**capacity, "max_total_tokens_per_s": total,
             "max_total_tokens_per_s_range": None if capacity["max_total_tokens_per_s_range"] is None
-            else full.range(raw, capacity["max_total_tokens_per_s_ceiling"]),
-            "time_per_output_token_s": capacity["time_per_output_token_s"] / full.typical,
-            "capacity_time_to_first_token_s": loaded.value(capacity["capacity_time_to_first_token_s"])}
+            else full.range(raw, ceiling),
+            # the step the output stated implies (the factor applied, after the ceiling)
+            "time_per_output_token_s": capacity["time_per_output_token_s"] * raw / total,
+            "capacity_time_to_first_token_s": None if ttft is None else loaded.value(ttft)}
+
+
+def _at_most_roofline(band: calibration.Calibrated, model_figure: float, s: Setup, per_copy: int, context: int,
+                      streams: int) -> float:
+    """A decode figure at its typical, never above the roofline of `streams` streams (priced only
+    when the typical moves the model's figure up)."""
+    value = band.value(model_figure)
+    if band.typical <= 1:
+        return value
+    return min(value, streams / step_time(s.ideal, per_copy, context).step_s)
 
 
 def calibrated(figure: str, model: ModelSpec, workload: Workload, s: Setup,

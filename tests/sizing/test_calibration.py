@@ -172,3 +172,23 @@ def test_an_answers_ranges_say_what_they_rest_on_and_never_pass_the_roofline():
     assert speed.note.code in ("range_calibrated", "range_thin")
     assert speed.high <= answer.decode_tokens_per_s_ceiling and speed.typical == answer.decode_tokens_per_s_expected
     assert answer.time_to_first_token_s_range.low <= answer.time_to_first_token_s
+
+
+def test_a_figure_that_few_publications_measured_is_never_given_a_narrow_range():
+    table = cal.Table({DECODE: _band(DECODE, 0.95, 1.0, 1.05, 2, engines=("vllm",)),
+                       NVIDIA: _band(NVIDIA, 0.95, 1.0, 1.05, 2)})
+    found = cal.calibrate(facts(), table)
+    assert (found.low, found.high, found.note.code) == (0.5, 2.0, "range_thin")
+
+
+def test_a_recipe_the_service_picks_leaves_the_plan_its_own_to_search():
+    job, _ = _training("llama-3.1-8b", "rtx-4090", 1, "full_finetune")
+    assert job.placement.given is False
+
+
+def test_a_recipe_with_a_zero_stage_is_refused():
+    from service.sizing.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError) as refused:
+        resolve_workload(WorkloadInput(mode="full_finetune", recipe="low-memory", zero_stage=3), Notes())
+    assert refused.value.field == "workload.recipe"
