@@ -24,7 +24,7 @@ from .model import ModelSpec, context_warning
 from .placement import cards_needed
 from .plan import cards_per_machine
 from .questions import place_serving, place_training
-from .throughput import decode_speed
+from .throughput import typical_speed
 
 # Cards one machine holds when the model may be split; a training cluster may grow to
 # d.CLUSTER_COMPLEXITY_CARDS (guide 5.3: beyond 32 cards complexity rises steeply).
@@ -290,8 +290,8 @@ def _figure(model, workload, job, figure) -> float:
         answer = job.answer
         return (answer.cards * answer.peak_flops_per_s * workload.mfu * answer.scaling_efficiency
                 / (answer.flops_per_param_token * model.params_per_token))
-    speed = decode_speed(workload, job.setup)
-    return speed.total.typical if figure == "total_tokens_per_s" else speed.per_stream.typical
+    _, _, per_stream, total = typical_speed(workload, job.setup)
+    return total if figure == "total_tokens_per_s" else per_stream
 
 
 def _best(fitting: list[Candidate]) -> tuple[Candidate, str, M.Message]:

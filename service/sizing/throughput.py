@@ -29,8 +29,8 @@ CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 # Under load a prompt is prefilled in chunks between decode steps: TensorRT-LLM's default token
 # budget per step (max_num_tokens) is 8192; each chunk waits for one step of the running batch.
 PREFILL_CHUNK_TOKENS = 8192
-# Fixed costs (the engine's per-layer cost, link latencies, collectives) rest on few published
-# runs: the ranges take them at 1.5x and 0.67x.
+# The engine's own spread of fixed costs (per-layer cost, link latencies, collectives), which rest
+# on few published runs: its ends take them at 1.5x and 0.67x.
 OVERHEAD_RANGE = (1.5, 1.0, 1 / 1.5)
 # The guide's multi-card rule: several cards keep 70 % of the summed bandwidth over a dedicated
 # link and 50 % over PCIe; one card 60 %.
@@ -226,8 +226,9 @@ class ThroughputAnswer:
 @dataclass(frozen=True, kw_only=True)
 class Setup:
     """What a plan's speed depends on besides the batch: one copy's deployments at the low,
-    typical and high ends of the engine's range, the ideal roofline, and the copies. The ends
-    and the ideal are made when first asked for (a compared alternative reads only the typical)."""
+    typical and high ends of the engine's own range, the ideal roofline, and the copies. The ends
+    and the ideal are made when first asked for; the answers' ranges come from published runs
+    (calibration.py), so an answer prices only the typical and the ideal."""
 
     typical: Deployment
     copies: int
@@ -244,10 +245,12 @@ class Setup:
 
     @cached
     def low(self) -> Deployment:
+        """The engine's slow end: the low shares, fixed costs and link latencies at 1.5x."""
         return self._end(self.efficiency.low, self.compute.low, OVERHEAD_RANGE[0])
 
     @cached
     def high(self) -> Deployment:
+        """The engine's fast end: the high shares, fixed costs and link latencies at 0.67x."""
         return self._end(self.efficiency.high, self.compute.high, OVERHEAD_RANGE[2])
 
     @cached
@@ -349,34 +352,11 @@ def _guide_tier(card: Card, group: Parallelism, ceiling_fraction: float, notes: 
     return Range(*(min(ceiling_fraction, x) for x in (share - GUIDE_SPREAD, share, share + GUIDE_SPREAD)))
 
 
-@stores_fields
-@dataclass(frozen=True)
-class DecodeSpeed:
-    """The asked batch on the plan: each copy's share, its typical step, and tokens/s per stream
-    and in total over the engine's range."""
-
-    per_copy: int
-    typical: StepCost
-    per_stream: Range
-    total: Range
-
-
 def stream_speed(workload: Workload, s: Setup) -> float:
-    """decode_speed's typical tokens/s per stream alone (one step's time, not three steps)."""
+    """typical_speed's tokens/s per stream alone (the step's time, not its parts)."""
     batch = workload.batch_size
     per_copy = math.ceil(batch / s.copies)
     return _stream_and_total(step_time(s.typical, per_copy, workload.context_tokens), per_copy, batch)[0]
-
-
-def decode_speed(workload: Workload, s: Setup) -> DecodeSpeed:
-    """The typical step by part, and tokens/s on it and on the ends' steps (their times alone)."""
-    batch = workload.batch_size
-    per_copy = math.ceil(batch / s.copies)
-    context = workload.context_tokens
-    typical = decode_step(s.typical, per_copy, context)
-    steps = (step_time(s.low, per_copy, context), typical, step_time(s.high, per_copy, context))
-    speeds = [_stream_and_total(step, per_copy, batch) for step in steps]
-    return DecodeSpeed(per_copy, typical, Range(*(x[0] for x in speeds)), Range(*(x[1] for x in speeds)))
 
 
 def _stream_and_total(step: StepCost | StepTime, per_copy: int, batch: int) -> tuple[float, float]:
@@ -386,16 +366,16 @@ def _stream_and_total(step: StepCost | StepTime, per_copy: int, batch: int) -> t
 
 
 def typical_speed(workload: Workload, s: Setup) -> tuple[int, StepCost, float, float]:
-    """decode_speed's typical figures alone (one step, not three), the same numbers: the
-    sequences on each copy, the typical step, tokens/s per stream and in total."""
+    """The asked batch on the plan: the sequences on each copy, the typical step by part,
+    tokens/s per stream and in total."""
     batch = workload.batch_size
     per_copy = math.ceil(batch / s.copies)
     step = decode_step(s.typical, per_copy, workload.context_tokens)
     return per_copy, step, *_stream_and_total(step, per_copy, batch)
 
 
-# The figures on the ends of the engine's range and on the roofline ceiling: three more decode
-# steps and two more prefills (an answer that shows none of them computes only the typical).
+# The ranges of the decode figures and the roofline ceiling: one more decode step, the ideal one
+# (an answer that shows none of them computes only the typical).
 ENDS_FIELDS = frozenset({"decode_tokens_per_s_range", "total_tokens_per_s_range", "decode_tokens_per_s_ceiling",
                          "decode_tokens_per_s_achievable", "total_tokens_per_s_ceiling"})
 
@@ -412,14 +392,7 @@ def throughput_answer(
     to first token or of full-load output (an answer that does not show them)."""
     batch = workload.batch_size
     context = workload.context_tokens
-    per_stream = total = None
-    if ends:
-        speed = decode_speed(workload, s)
-        per_copy, typical, per_stream, total = speed.per_copy, speed.typical, speed.per_stream, speed.total
-        per_stream_typical, total_typical = per_stream.typical, total.typical
-        ideal = step_time(s.ideal, per_copy, context)
-    else:
-        per_copy, typical, per_stream_typical, total_typical = typical_speed(workload, s)
+    per_copy, typical, per_stream_typical, total_typical = typical_speed(workload, s)
     decode = calibrated(calibration.DECODE, model, workload, s)
     group = s.typical.group
     width = group.tensor * group.expert  # the cards a token's step reads from at once
@@ -440,14 +413,12 @@ def throughput_answer(
     # the figures on the ends and the ceiling; without `ends` null, as the answer does not show them
     at_ends: dict = dict.fromkeys(ENDS_FIELDS)
     if ends:
-        assert per_stream is not None and total is not None  # priced above, with the ends
+        ideal = step_time(s.ideal, per_copy, context)
         at_ends = {"decode_tokens_per_s_ceiling": 1 / ideal.step_s,
                    "decode_tokens_per_s_achievable": s.bandwidth_fraction / ideal.step_s,
-                   "decode_tokens_per_s_range": decode.range(per_stream.typical, 1 / ideal.step_s),
+                   "decode_tokens_per_s_range": decode.range(per_stream_typical, 1 / ideal.step_s),
                    "total_tokens_per_s_ceiling": batch / ideal.step_s,
-                   "total_tokens_per_s_range": decode.range(total.typical, batch / ideal.step_s)}
-    if capacity["max_total_tokens_per_s"] is not None:
-        capacity = _calibrated_capacity(capacity, model, workload, capacity_setup)
+                   "total_tokens_per_s_range": decode.range(total_typical, batch / ideal.step_s)}
 
     return ThroughputAnswer(
         cards=placement.parallelism.cards, batch_size=batch,
@@ -482,22 +453,6 @@ def throughput_answer(
         capacity_parallelism=capacity_placement.parallelism.said()
         if capacity["max_total_tokens_per_s"] is not None else None,
     )
-
-
-def _calibrated_capacity(capacity: dict, model: ModelSpec, workload: Workload, s: Setup) -> dict:
-    """Full load's figures at the typical of published runs of their kind: output and time per
-    token by the full-load band, time to first token by the loaded band, the range around them."""
-    full = calibrated(calibration.FULL_LOAD, model, workload, s)
-    loaded = calibrated(calibration.TTFT, model, workload, s, "loaded")
-    raw, ceiling = capacity["max_total_tokens_per_s"], capacity["max_total_tokens_per_s_ceiling"]
-    total = min(full.value(raw), ceiling)
-    ttft = capacity["capacity_time_to_first_token_s"]
-    return {**capacity, "max_total_tokens_per_s": total,
-            "max_total_tokens_per_s_range": None if capacity["max_total_tokens_per_s_range"] is None
-            else full.range(raw, ceiling),
-            # the step the output stated implies (the factor applied, after the ceiling)
-            "time_per_output_token_s": capacity["time_per_output_token_s"] * raw / total,
-            "capacity_time_to_first_token_s": None if ttft is None else loaded.value(ttft)}
 
 
 def _at_most_roofline(band: calibration.Calibrated, model_figure: float, s: Setup, per_copy: int, context: int,
@@ -659,15 +614,21 @@ def serving_capacity(model: ModelSpec, workload: Workload, s: Setup, placement: 
                          placement.usable_bytes_per_card)
     if copy is None:
         return empty
-    point = copy.at(None, ends)
+    point = copy.at(None)
     notes.assume("capacity_request", f"{prompt} in / {output} out", M.FULL_LOAD())
+    # at the typical of published full-load runs of this kind, the range around it, never above
+    # the cards' peak; the first token under load by the loaded band
+    full = calibrated(calibration.FULL_LOAD, model, workload, s)
+    loaded = calibrated(calibration.TTFT, model, workload, s, "loaded")
+    raw, ceiling = point.total_tokens_per_s, compute_ceiling(model, s, prompt, output)
+    total = min(full.value(raw), ceiling)
     return {
-        "max_total_tokens_per_s": point.total_tokens_per_s,
-        "max_total_tokens_per_s_range": point.total_tokens_per_s_range,
-        "max_total_tokens_per_s_ceiling": compute_ceiling(model, s, prompt, output),
+        "max_total_tokens_per_s": total,
+        "max_total_tokens_per_s_range": full.range(raw, ceiling) if ends else None,
+        "max_total_tokens_per_s_ceiling": ceiling,
         "capacity_batch_size": point.batch * s.copies,
-        "capacity_time_to_first_token_s": point.time_to_first_token_s,
-        "time_per_output_token_s": point.step_s,
+        "capacity_time_to_first_token_s": loaded.value(point.time_to_first_token_s),
+        "time_per_output_token_s": point.step_s * raw / total,  # the step the output stated implies
         "capacity_bound": point.bound,
     }
 
@@ -691,7 +652,6 @@ class CapacityPoint:
     time_to_first_token_s: float
     total_tokens_per_s: float  # all copies, at the typical step
     bound: str
-    total_tokens_per_s_range: Range | None = None  # low, typical, high: priced when asked (CapacityCopy.at)
 
 
 @stores_fields
@@ -719,10 +679,6 @@ class CapacityCopy:
     @cached
     def _typical(self) -> Deployment:
         return self._live(self.setup.typical)
-
-    @cached
-    def _ends(self) -> tuple[Deployment, Deployment]:
-        return self._live(self.setup.low), self._live(self.setup.high)
 
     def _live(self, dep: Deployment) -> Deployment:
         return dep if dep.breakdown is self.live else dep.varied(breakdown=self.live)
@@ -774,16 +730,12 @@ class CapacityCopy:
             ttft = nxt
         return ttft
 
-    def at(self, batch: int | None, ends: bool = False) -> CapacityPoint:
-        """The copy at `batch` (None: the largest); with `ends`, its output over the engine's range."""
+    def at(self, batch: int | None) -> CapacityPoint:
+        """The copy at `batch` (None: the largest)."""
         batch = self.largest if batch is None else batch
         typical = self._typical_step(batch)
         total = self.copies * batch / typical.step_s
-        spread = None
-        if ends:
-            low, high = (self._step(dep, batch) for dep in self._ends)
-            spread = Range(self.copies * batch / low.step_s, total, self.copies * batch / high.step_s)
-        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical), total, typical.bound, spread)
+        return CapacityPoint(batch, typical.step_s, self._ttft_s(typical), total, typical.bound)
 
 
 def capacity_copy(model: ModelSpec, workload: Workload, s: Setup, par: Parallelism, prompt: int,
